@@ -1,0 +1,73 @@
+// Command phaseflow is the one Phaseflow binary: the chat server and the tools around it.
+//
+//	phaseflow serve           run the HTTP server (the default when no command is given)
+//	phaseflow migrate         apply the embedded database migrations and exit
+//	phaseflow validate        check a ThinkingML reply (exit 0 valid, 1 invalid, 2 usage)
+//	phaseflow token           print a signed JWT for local use and scripts
+//	phaseflow mock-upstream   run the scripted Responses-API upstream on its own
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stdio is what a subcommand may touch of the process: its streams and environment. Passing
+// it in keeps every command testable without touching the real process.
+type stdio struct {
+	in     io.Reader
+	out    io.Writer
+	err    io.Writer
+	getenv func(string) string
+}
+
+// command runs one subcommand with its arguments (without the command name) and returns the
+// process exit status.
+type command func(ctx context.Context, sio stdio, args []string) int
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to the subcommand named by args[0].
+func run(ctx context.Context, sio stdio, args []string) int {
+	commands := map[string]command{
+		"serve":         runServe,
+		"migrate":       runMigrate,
+		"validate":      runValidate,
+		"token":         runToken,
+		"mock-upstream": runMockUpstream,
+	}
+	name := "serve"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		fmt.Fprintln(sio.out, usage)
+		return 0
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(sio.err, "phaseflow: unknown command %q\n\n%s\n", name, usage)
+		return 2
+	}
+	return cmd(ctx, sio, args)
+}
+
+const usage = `usage: phaseflow <command> [flags]
+
+commands:
+  serve           run the HTTP server (default)
+  migrate         apply database migrations and exit
+  validate        check a ThinkingML reply: phaseflow validate [--json] [--no-serp-required] [FILE|-]
+  token           print a signed JWT: phaseflow token --sub alice [--role admin] [--ttl 24h]
+  mock-upstream   run the scripted upstream: phaseflow mock-upstream --addr 127.0.0.1:9090
+
+Run "phaseflow <command> -h" for the flags of one command.`
