@@ -1,0 +1,271 @@
+// Package config builds Phaseflow's one typed [Config] from command-line flags and
+// PHASEFLOW_* environment variables.
+//
+// The precedence is flag, then environment variable, then default. Every value is parsed and
+// checked once, here, so the rest of the program receives plain typed fields and never reads
+// the environment itself; the command builds a Config and passes it down explicitly. Secrets
+// are held as [Secret], and [Config.LogValue] redacts them and any password inside a URL, so
+// the whole Config can be logged at startup.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// ReplyPolicy says what the orchestrator does when a model reply fails validation.
+type ReplyPolicy string
+
+// The reply policies accepted by --reply-policy / PHASEFLOW_REPLY_POLICY.
+const (
+	// ReplyPolicyRetry asks the model once more, then reports the failure.
+	ReplyPolicyRetry ReplyPolicy = "retry"
+	// ReplyPolicyReport keeps the reply and reports the validation result.
+	ReplyPolicyReport ReplyPolicy = "report"
+	// ReplyPolicyOff skips validation of replies.
+	ReplyPolicyOff ReplyPolicy = "off"
+)
+
+// LogFormat selects the slog handler that [Config.Logger] builds.
+type LogFormat string
+
+// The log formats accepted by --log-format / PHASEFLOW_LOG_FORMAT.
+const (
+	// LogFormatText is slog's key=value text, easy to read in a terminal.
+	LogFormatText LogFormat = "text"
+	// LogFormatJSON is one JSON object a line, for log collectors.
+	LogFormatJSON LogFormat = "json"
+)
+
+// Config is every setting of the server and its tools. Build it with [Load] or [LoadFlags];
+// a zero Config is not valid. It is a plain value: copy it and pass it down rather than
+// keeping it in a global.
+type Config struct {
+	// Addr is the host:port the HTTP server listens on.
+	Addr string
+	// DataDir holds local state: the SQLite database when DatabaseURL is empty and the
+	// generated JWT secret when JWTSecret is empty.
+	DataDir string
+	// DatabaseURL is a postgres://, postgresql://, sqlite: or file: URL; empty means SQLite
+	// in DataDir. It may carry a password, so log it only through [RedactURL].
+	DatabaseURL string
+	// JWTSecret is the HS256 signing key as raw bytes; empty means a random key generated
+	// once and kept in DataDir (see package api/auth).
+	JWTSecret Secret
+	// JWTIssuer is the required "iss" claim; empty means iss is not checked.
+	JWTIssuer string
+	// JWTAudience is the required "aud" claim; empty means aud is not checked.
+	JWTAudience string
+	// UpstreamURL is the model API's base URL (e.g. https://api.openai.com/v1) without a
+	// trailing slash; empty means the built-in scripted upstream.
+	UpstreamURL string
+	// UpstreamAPIKey is sent to the upstream as a bearer token.
+	UpstreamAPIKey Secret
+	// UpstreamModel is the model name sent upstream.
+	UpstreamModel string
+	// HeartbeatInterval is the time between SSE heartbeat events (at least 100ms).
+	HeartbeatInterval time.Duration
+	// ShutdownGrace is how long shutdown waits for running turns before cutting them.
+	ShutdownGrace time.Duration
+	// TurnTimeout is the hard limit for one turn, from start to terminal event.
+	TurnTimeout time.Duration
+	// IdleTimeout ends a turn when the upstream sends no event for this long.
+	IdleTimeout time.Duration
+	// MaxConcurrentTurns caps the generations running at once; more are refused fast.
+	MaxConcurrentTurns int
+	// MaxBodyBytes caps a request body; larger bodies get 413.
+	MaxBodyBytes int64
+	// ReplyPolicy is what happens to a reply that fails validation.
+	ReplyPolicy ReplyPolicy
+	// SerpQueriesOptional lets a reply without serp queries pass validation.
+	SerpQueriesOptional bool
+	// LogLevel is the minimum level the logger writes.
+	LogLevel slog.Level
+	// LogFormat is the logger's output format.
+	LogFormat LogFormat
+}
+
+// Load builds a Config from defaults, then getenv, then args (flags such as --addr; one or
+// two leading dashes). Use it for "phaseflow serve"; commands with flags of their own use
+// [LoadFlags]. A nil getenv reads no environment, which keeps tests hermetic.
+//
+// Errors name the variable or flag at fault, e.g.
+// `PHASEFLOW_HEARTBEAT_INTERVAL: time: invalid duration "x"`. For -h or --help the error
+// satisfies errors.Is(err, flag.ErrHelp) and its Error() is the full usage text: print it to
+// stdout and exit 0. Any other error is a usage error (exit 2). A bad variable is an error
+// even when a flag overrides it, so a broken environment does not go unnoticed.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	return LoadFlags(flag.NewFlagSet("phaseflow serve", flag.ContinueOnError), args, getenv)
+}
+
+// LoadFlags is [Load] on a caller's flag set, so a command can add flags of its own (define
+// them on fs first, read them after LoadFlags returns) and still accept every config flag.
+// LoadFlags silences fs (output to io.Discard, no Usage function) because the usage text
+// travels in the returned error instead, and it rejects positional arguments.
+func LoadFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
+	specs := settings()
+	var c Config
+	for _, s := range specs {
+		if err := s.set(&c, s.def); err != nil {
+			return Config{}, fmt.Errorf("default of --%s: %w", s.flag, err)
+		}
+	}
+	if getenv != nil {
+		if err := applyEnv(&c, specs, getenv); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := applyFlags(&c, specs, fs, args); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// applyEnv overrides c with every non-empty variable; an empty variable counts as unset.
+func applyEnv(c *Config, specs []setting, getenv func(string) string) error {
+	for _, s := range specs {
+		v := getenv(s.env)
+		if v == "" {
+			continue
+		}
+		if err := s.set(c, v); err != nil {
+			return fmt.Errorf("%s: %w", s.env, err)
+		}
+	}
+	return nil
+}
+
+// applyFlags registers specs on fs and parses args into c, so flags win over the environment.
+func applyFlags(c *Config, specs []setting, fs *flag.FlagSet, args []string) error {
+	for _, s := range specs {
+		fs.Var(flagValue{cfg: c, s: s}, s.flag, s.usage)
+	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpError{text: usageText(fs, specs)}
+		}
+		return fmt.Errorf("%s: %w", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// Logger builds the process's one slog logger from LogLevel and LogFormat, writing to w.
+// Build it once in the command and pass it down; packages take a *slog.Logger rather than
+// using slog's default.
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == LogFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// LogValue lets `logger.Info("config", "config", cfg)` log every field at startup with the
+// secrets shown as "[redacted]" and URL passwords as "xxxxx".
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("data_dir", c.DataDir),
+		slog.String("database_url", RedactURL(c.DatabaseURL)),
+		slog.String("jwt_secret", c.JWTSecret.String()),
+		slog.String("jwt_issuer", c.JWTIssuer),
+		slog.String("jwt_audience", c.JWTAudience),
+		slog.String("upstream_url", RedactURL(c.UpstreamURL)),
+		slog.String("upstream_api_key", c.UpstreamAPIKey.String()),
+		slog.String("upstream_model", c.UpstreamModel),
+		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
+		slog.Duration("shutdown_grace", c.ShutdownGrace),
+		slog.Duration("turn_timeout", c.TurnTimeout),
+		slog.Duration("idle_timeout", c.IdleTimeout),
+		slog.Int("max_turns", c.MaxConcurrentTurns),
+		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.String("reply_policy", string(c.ReplyPolicy)),
+		slog.Bool("serp_optional", c.SerpQueriesOptional),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.String("log_format", string(c.LogFormat)),
+	)
+}
+
+// RedactURL returns raw with the userinfo password replaced by "xxxxx" and the values of
+// credential-like query parameters (password, token, key, secret) masked the same way, for
+// logging a database or upstream URL. A string that does not parse as a URL is replaced
+// whole, since its password cannot be located.
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return redacted
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if isCredentialParam(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// isCredentialParam reports whether a query parameter name suggests a credential value.
+func isCredentialParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, word := range []string{"pass", "secret", "token", "key"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagValue adapts one setting to flag.Value so a bad flag is reported with the same parse
+// error as a bad environment variable (the flag package's own Duration says only "parse
+// error").
+type flagValue struct {
+	cfg *Config
+	s   setting
+}
+
+// String returns the default, which is what the flag package expects of a Value.
+func (v flagValue) String() string { return v.s.def }
+
+// Set parses and checks s into the Config.
+func (v flagValue) Set(s string) error { return v.s.set(v.cfg, s) }
+
+// IsBoolFlag lets boolean settings be given as a bare --flag.
+func (v flagValue) IsBoolFlag() bool { return v.s.isBool }
+
+// helpError carries the usage text out of [LoadFlags] when -h or --help is given.
+type helpError struct{ text string }
+
+// Error returns the usage text, ready to print.
+func (e helpError) Error() string { return e.text }
+
+// Is makes errors.Is(err, flag.ErrHelp) true, the test callers already know from flag.
+func (e helpError) Is(target error) bool { return target == flag.ErrHelp }
+
+// hostPort checks that s has the form host:port the listener expects.
+func hostPort(s string) error {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting describes one Config field: its flag, its environment variable, its default and
+// how a string becomes a checked value. Checking inside set means every error can name the
+// flag or variable the bad value came from.
+type setting struct {
+	flag   string
+	env    string
+	def    string
+	arg    string // placeholder for the value in the usage text
+	usage  string
+	isBool bool
+	set    func(c *Config, v string) error
+}
+
+// settings lists every setting in usage order. It is a function, not a package variable, so
+// there is no shared mutable state.
+func settings() []setting {
+	return []setting{
+		{flag: "addr", env: "PHASEFLOW_ADDR", def: "127.0.0.1:8080", arg: "host:port",
+			usage: "address the HTTP server listens on",
+			set:   func(c *Config, v string) error { c.Addr = v; return hostPort(v) }},
+		{flag: "data-dir", env: "PHASEFLOW_DATA_DIR", def: "./data", arg: "dir",
+			usage: "folder for local state (SQLite database, generated JWT secret)",
+			set:   setString(func(c *Config) *string { return &c.DataDir })},
+		{flag: "database-url", env: "PHASEFLOW_DATABASE_URL", arg: "url",
+			usage: "postgres://, postgresql://, sqlite: or file: URL; empty means SQLite in the data dir",
+			set:   setDatabaseURL},
+		{flag: "jwt-secret", env: "PHASEFLOW_JWT_SECRET", arg: "secret",
+			usage: "HS256 signing key; empty means one generated and kept in <data-dir>/jwt-secret",
+			set:   func(c *Config, v string) error { c.JWTSecret = Secret(v); return nil }},
+		{flag: "jwt-issuer", env: "PHASEFLOW_JWT_ISSUER", arg: "iss",
+			usage: `required "iss" claim; empty means not checked`,
+			set:   func(c *Config, v string) error { c.JWTIssuer = v; return nil }},
+		{flag: "jwt-audience", env: "PHASEFLOW_JWT_AUDIENCE", arg: "aud",
+			usage: `required "aud" claim; empty means not checked`,
+			set:   func(c *Config, v string) error { c.JWTAudience = v; return nil }},
+		{flag: "upstream-url", env: "PHASEFLOW_UPSTREAM_URL", arg: "url",
+			usage: "model API base URL, e.g. https://api.openai.com/v1; empty means the built-in scripted upstream",
+			set:   setUpstreamURL},
+		{flag: "upstream-api-key", env: "PHASEFLOW_UPSTREAM_API_KEY", arg: "key",
+			usage: "API key sent to the upstream",
+			set:   func(c *Config, v string) error { c.UpstreamAPIKey = Secret(v); return nil }},
+		{flag: "upstream-model", env: "PHASEFLOW_UPSTREAM_MODEL", def: "gpt-4o-mini", arg: "name",
+			usage: "model name sent upstream",
+			set:   setString(func(c *Config) *string { return &c.UpstreamModel })},
+		{flag: "heartbeat-interval", env: "PHASEFLOW_HEARTBEAT_INTERVAL", def: "15s", arg: "duration",
+			usage: "time between SSE heartbeats (at least 100ms)",
+			set:   setDuration(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval })},
+		{flag: "shutdown-grace", env: "PHASEFLOW_SHUTDOWN_GRACE", def: "30s", arg: "duration",
+			usage: "how long shutdown waits for running turns",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+		{flag: "turn-timeout", env: "PHASEFLOW_TURN_TIMEOUT", def: "5m", arg: "duration",
+			usage: "hard time limit for one turn",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.TurnTimeout })},
+		{flag: "idle-timeout", env: "PHASEFLOW_IDLE_TIMEOUT", def: "60s", arg: "duration",
+			usage: "end a turn when the upstream sends nothing for this long",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.IdleTimeout })},
+		{flag: "max-turns", env: "PHASEFLOW_MAX_TURNS", def: "64", arg: "n",
+			usage: "generations running at once; more are refused with 503",
+			set:   setMaxTurns},
+		{flag: "max-body-bytes", env: "PHASEFLOW_MAX_BODY_BYTES", def: "1048576", arg: "n",
+			usage: "largest accepted request body; larger gets 413",
+			set:   setMaxBodyBytes},
+		{flag: "reply-policy", env: "PHASEFLOW_REPLY_POLICY", def: "retry", arg: "retry|report|off",
+			usage: "what to do with a reply that fails validation",
+			set:   setReplyPolicy},
+		{flag: "serp-optional", env: "PHASEFLOW_SERP_OPTIONAL", def: "false", isBool: true,
+			usage: "accept replies without serp queries",
+			set:   setBool(func(c *Config) *bool { return &c.SerpQueriesOptional })},
+		{flag: "log-level", env: "PHASEFLOW_LOG_LEVEL", def: "info", arg: "debug|info|warn|error",
+			usage: "minimum log level",
+			set:   setLogLevel},
+		{flag: "log-format", env: "PHASEFLOW_LOG_FORMAT", def: "text", arg: "text|json",
+			usage: "log output format",
+			set:   setLogFormat},
+	}
+}
+
+// Usage returns the help text for every config flag and its environment variable, for a
+// command's -h output.
+func Usage() string {
+	var b strings.Builder
+	writeSettings(&b, settings())
+	return b.String()
+}
+
+// usageText is the text a -h gives: the command's own flags (those on fs that are not config
+// settings) followed by the config flags.
+func usageText(fs *flag.FlagSet, specs []setting) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [flags]\n", fs.Name())
+	own := ownFlags(fs, specs)
+	if len(own) > 0 {
+		b.WriteString("\nflags:\n")
+		for _, f := range own {
+			fmt.Fprintf(&b, "  --%s", f.Name)
+			if f.DefValue != "" && f.DefValue != "false" {
+				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			}
+			fmt.Fprintf(&b, "\n        %s\n", f.Usage)
+		}
+	}
+	b.WriteString("\nsettings (each flag can also be given as its environment variable; the flag wins):\n")
+	writeSettings(&b, specs)
+	return b.String()
+}
+
+// ownFlags returns the flags of fs that LoadFlags did not register.
+func ownFlags(fs *flag.FlagSet, specs []setting) []*flag.Flag {
+	var own []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.ContainsFunc(specs, func(s setting) bool { return s.flag == f.Name }) {
+			own = append(own, f)
+		}
+	})
+	return own
+}
+
+// writeSettings writes two lines a setting, in the style of flag.PrintDefaults.
+func writeSettings(b *strings.Builder, specs []setting) {
+	for _, s := range specs {
+		fmt.Fprintf(b, "  --%s", s.flag)
+		if s.arg != "" {
+			fmt.Fprintf(b, " %s", s.arg)
+		}
+		fmt.Fprintf(b, "   $%s", s.env)
+		if s.def != "" && !s.isBool {
+			fmt.Fprintf(b, " (default %q)", s.def)
+		}
+		fmt.Fprintf(b, "\n        %s\n", s.usage)
+	}
+}
+
+// setString returns a setter for a string that must not be empty.
+func setString(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+// setBool returns a setter accepting strconv.ParseBool's spellings (1, t, true, 0, f, false…).
+func setBool(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("invalid boolean %q", v)
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+// setDuration returns a setter for a positive duration of at least minimum.
+func setDuration(minimum time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("must be positive, got %v", d)
+		}
+		if d < minimum {
+			return fmt.Errorf("must be at least %v, got %v", minimum, d)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// setMaxTurns parses a positive int.
+func setMaxTurns(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("invalid integer %q", v)
+	}
+	if n <= 0 {
+		return fmt.Errorf("must be positive, got %d", n)
+	}
+	c.MaxConcurrentTurns = n
+	return nil
+}
+
+// setMaxBodyBytes parses a positive byte count.
+func setMaxBodyBytes(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("invalid integer %q", v)
+	}
+	if n <= 0 {
+		return fmt.Errorf("must be positive, got %d", n)
+	}
+	c.MaxBodyBytes = n
+	return nil
+}
+
+// setReplyPolicy accepts one of the ReplyPolicy constants.
+func setReplyPolicy(c *Config, v string) error {
+	p := ReplyPolicy(v)
+	switch p {
+	case ReplyPolicyRetry, ReplyPolicyReport, ReplyPolicyOff:
+		c.ReplyPolicy = p
+		return nil
+	}
+	return fmt.Errorf("unknown reply policy %q (want retry, report or off)", v)
+}
+
+// setLogLevel accepts the four slog level names, case-insensitively.
+func setLogLevel(c *Config, v string) error {
+	levels := map[string]slog.Level{
+		"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
+	}
+	l, ok := levels[strings.ToLower(v)]
+	if !ok {
+		return fmt.Errorf("unknown log level %q (want debug, info, warn or error)", v)
+	}
+	c.LogLevel = l
+	return nil
+}
+
+// setLogFormat accepts one of the LogFormat constants.
+func setLogFormat(c *Config, v string) error {
+	f := LogFormat(v)
+	if f != LogFormatText && f != LogFormatJSON {
+		return fmt.Errorf("unknown log format %q (want text or json)", v)
+	}
+	c.LogFormat = f
+	return nil
+}
+
+// setDatabaseURL accepts "" (SQLite in the data dir) or a URL with a supported scheme. The
+// parse error is not wrapped because url.Error quotes the whole URL, password included.
+func setDatabaseURL(c *Config, v string) error {
+	if v == "" {
+		c.DatabaseURL = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("not a valid URL")
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "postgres", "postgresql", "sqlite", "file":
+		c.DatabaseURL = v
+		return nil
+	case "":
+		return fmt.Errorf("missing scheme (want postgres, postgresql, sqlite or file)")
+	}
+	return fmt.Errorf("unsupported scheme %q (want postgres, postgresql, sqlite or file)", u.Scheme)
+}
+
+// setUpstreamURL accepts "" (the built-in upstream) or an absolute http(s) URL, kept without
+// a trailing slash so callers can append paths such as "/responses".
+func setUpstreamURL(c *Config, v string) error {
+	if v == "" {
+		c.UpstreamURL = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("not a valid URL")
+	}
+	if s := strings.ToLower(u.Scheme); (s != "http" && s != "https") || u.Host == "" {
+		return fmt.Errorf("want an absolute http or https URL, got %q", RedactURL(v))
+	}
+	c.UpstreamURL = strings.TrimRight(v, "/")
+	return nil
+}
