@@ -1,0 +1,206 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// mint signs arbitrary claims the way an attacker or another issuer could.
+func mint(t *testing.T, method jwt.SigningMethod, key any, claims jwt.Claims) string {
+	t.Helper()
+	s, err := jwt.NewWithClaims(method, claims).SignedString(key)
+	if err != nil {
+		t.Fatalf("mint: %v", err)
+	}
+	return s
+}
+
+// claims returns valid bearer claims for alice, to be altered by a test case.
+func claims(mod func(c *Claims)) *Claims {
+	now := time.Now()
+	c := &Claims{RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   "alice",
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
+	}}
+	if mod != nil {
+		mod(c)
+	}
+	return c
+}
+
+func TestVerify(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := New(testSecret, "", "")
+	strict := New(testSecret, "phaseflow", "chat")
+	streamTok, err := plain.SignStream("alice", "m1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		a        *Authority
+		token    string
+		wantErr  error // nil means success
+		wantRole string
+	}{
+		{name: "valid user token", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(nil)), wantRole: RoleUser},
+		{name: "valid admin token", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Role = RoleAdmin })), wantRole: RoleAdmin},
+		{name: "explicit user role", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Role = RoleUser })), wantRole: RoleUser},
+		{name: "alg none", a: plain, token: mint(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "HS384", a: plain, token: mint(t, jwt.SigningMethodHS384, testSecret, claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "HS512", a: plain, token: mint(t, jwt.SigningMethodHS512, testSecret, claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "RS256", a: plain, token: mint(t, jwt.SigningMethodRS256, rsaKey, claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "bad signature", a: plain, token: mint(t, jwt.SigningMethodHS256, []byte("another secret of enough length!"), claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "missing exp", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.ExpiresAt = nil })), wantErr: jwt.ErrTokenRequiredClaimMissing},
+		{name: "past exp", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Hour)) })), wantErr: jwt.ErrTokenExpired},
+		{name: "exp within leeway", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-5 * time.Second)) })), wantRole: RoleUser},
+		{name: "issued in the future", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.IssuedAt = jwt.NewNumericDate(time.Now().Add(time.Hour)) })), wantErr: jwt.ErrTokenUsedBeforeIssued},
+		{name: "missing sub", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Subject = "" })), wantErr: jwt.ErrTokenRequiredClaimMissing},
+		{name: "unknown role", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Role = "root" })), wantErr: jwt.ErrTokenInvalidClaims},
+		{name: "issuer and audience not configured, present in token", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Issuer = "x"; c.Audience = jwt.ClaimStrings{"y"} })), wantRole: RoleUser},
+		{name: "configured issuer and audience match", a: strict, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Issuer = "phaseflow"; c.Audience = jwt.ClaimStrings{"other", "chat"} })), wantRole: RoleUser},
+		{name: "wrong issuer", a: strict, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Issuer = "evil"; c.Audience = jwt.ClaimStrings{"chat"} })), wantErr: jwt.ErrTokenInvalidIssuer},
+		{name: "missing issuer", a: strict, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Audience = jwt.ClaimStrings{"chat"} })), wantErr: jwt.ErrTokenRequiredClaimMissing},
+		{name: "wrong audience", a: strict, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Issuer = "phaseflow"; c.Audience = jwt.ClaimStrings{"billing"} })), wantErr: jwt.ErrTokenInvalidAudience},
+		{name: "stream token as bearer", a: plain, token: streamTok, wantErr: ErrUnauthorized},
+		{name: "garbage", a: plain, token: "not.a.jwt", wantErr: jwt.ErrTokenMalformed},
+		{name: "empty", a: plain, token: "", wantErr: ErrUnauthorized},
+		{name: "empty secret never verifies", a: New(nil, "", ""), token: mint(t, jwt.SigningMethodHS256, []byte{}, claims(nil)), wantErr: jwt.ErrTokenUnverifiable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := tt.a.Verify(tt.token)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				if c.Subject != "alice" || c.Role != tt.wantRole {
+					t.Errorf("claims = sub %q role %q, want alice %q", c.Subject, c.Role, tt.wantRole)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnauthorized) || !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Verify error = %v, want ErrUnauthorized and %v", err, tt.wantErr)
+			}
+			if tt.token != "" && strings.Contains(err.Error(), tt.token) {
+				t.Errorf("error text contains the token")
+			}
+		})
+	}
+}
+
+func TestSignRoundTrip(t *testing.T) {
+	a := New(testSecret, "phaseflow", "chat")
+	tests := []struct {
+		name, role, wantRole string
+	}{
+		{name: "default role", role: "", wantRole: RoleUser},
+		{name: "user", role: RoleUser, wantRole: RoleUser},
+		{name: "admin", role: RoleAdmin, wantRole: RoleAdmin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok, err := a.Sign("bob", tt.role, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := a.Verify(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Subject != "bob" || c.Role != tt.wantRole || c.Issuer != "phaseflow" || c.IsStream() {
+				t.Errorf("claims = %+v", c)
+			}
+			if c.IsAdmin() != (tt.wantRole == RoleAdmin) {
+				t.Errorf("IsAdmin = %v", c.IsAdmin())
+			}
+			if _, err := a.VerifyStream(tok, "m1"); !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("bearer token accepted as stream token: %v", err)
+			}
+		})
+	}
+}
+
+func TestSignErrors(t *testing.T) {
+	a := New(testSecret, "", "")
+	tests := []struct {
+		name string
+		sign func() (string, error)
+	}{
+		{name: "unknown role", sign: func() (string, error) { return a.Sign("bob", "root", time.Hour) }},
+		{name: "empty subject", sign: func() (string, error) { return a.Sign("", RoleUser, time.Hour) }},
+		{name: "zero ttl", sign: func() (string, error) { return a.Sign("bob", RoleUser, 0) }},
+		{name: "negative stream ttl", sign: func() (string, error) { return a.SignStream("bob", "m1", -time.Second) }},
+		{name: "stream without message", sign: func() (string, error) { return a.SignStream("bob", "", time.Minute) }},
+		{name: "empty secret", sign: func() (string, error) { return New(nil, "", "").Sign("bob", RoleUser, time.Hour) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tok, err := tt.sign(); err == nil {
+				t.Errorf("signed %q, want an error", tok)
+			}
+		})
+	}
+}
+
+func TestVerifyStream(t *testing.T) {
+	a := New(testSecret, "", "")
+	other := New([]byte("another secret of enough length!"), "", "")
+	sign := func(a *Authority, msg string, ttl time.Duration) string {
+		t.Helper()
+		tok, err := a.SignStream("alice", msg, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	bearer, err := a.Sign("alice", RoleUser, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		token   string
+		msg     string
+		wantErr error
+	}{
+		{name: "valid", token: sign(a, "m1", DefaultStreamTTL), msg: "m1"},
+		{name: "another message", token: sign(a, "m1", DefaultStreamTTL), msg: "m2", wantErr: ErrUnauthorized},
+		{name: "empty message id", token: sign(a, "m1", DefaultStreamTTL), msg: "", wantErr: ErrUnauthorized},
+		{name: "bearer token", token: bearer, msg: "m1", wantErr: ErrUnauthorized},
+		{name: "other secret", token: sign(other, "m1", DefaultStreamTTL), msg: "m1", wantErr: jwt.ErrTokenSignatureInvalid},
+		{name: "expired", token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) {
+			c.Type, c.MessageID = TypeStream, "m1"
+			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Minute))
+		})), msg: "m1", wantErr: jwt.ErrTokenExpired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := a.VerifyStream(tt.token, tt.msg)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("VerifyStream: %v", err)
+				}
+				if !c.IsStream() || c.MessageID != tt.msg || c.Subject != "alice" || c.Role != RoleUser {
+					t.Errorf("claims = %+v", c)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnauthorized) || !errors.Is(err, tt.wantErr) {
+				t.Errorf("VerifyStream error = %v, want ErrUnauthorized and %v", err, tt.wantErr)
+			}
+		})
+	}
+}
