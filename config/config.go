@@ -99,8 +99,9 @@ type Config struct {
 // Errors name the variable or flag at fault, e.g.
 // `PHASEFLOW_HEARTBEAT_INTERVAL: time: invalid duration "x"`. For -h or --help the error
 // satisfies errors.Is(err, flag.ErrHelp) and its Error() is the full usage text: print it to
-// stdout and exit 0. Any other error is a usage error (exit 2). A bad variable is an error
-// even when a flag overrides it, so a broken environment does not go unnoticed.
+// stdout and exit 0. Any other error is a usage error (exit 2); it carries no command name,
+// so print it as "phaseflow serve: <err>". A bad variable is an error even when a flag
+// overrides it, so a broken environment does not go unnoticed.
 func Load(args []string, getenv func(string) string) (Config, error) {
 	return LoadFlags(flag.NewFlagSet("phaseflow serve", flag.ContinueOnError), args, getenv)
 }
@@ -153,10 +154,10 @@ func applyFlags(c *Config, specs []setting, fs *flag.FlagSet, args []string) err
 		if errors.Is(err, flag.ErrHelp) {
 			return helpError{text: usageText(fs, specs)}
 		}
-		return fmt.Errorf("%s: %w", fs.Name(), err)
+		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func TestLoadFlagsOwnFlags(t *testing.T) {
 	fs = flag.NewFlagSet("phaseflow token", flag.ContinueOnError)
 	fs.String("sub", "", "subject of the token")
 	_, err = LoadFlags(fs, []string{"-h"}, nil)
-	if !strings.Contains(err.Error(), "--sub\n        subject of the token") {
+	if !strings.Contains(err.Error(), "--sub string\n        subject of the token") {
 		t.Errorf("help text lacks the command's own flag:\n%s", err)
 	}
 }

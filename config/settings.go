@@ -105,11 +105,15 @@ func usageText(fs *flag.FlagSet, specs []setting) string {
 	if len(own) > 0 {
 		b.WriteString("\nflags:\n")
 		for _, f := range own {
+			arg, usage := flag.UnquoteUsage(f)
 			fmt.Fprintf(&b, "  --%s", f.Name)
+			if arg != "" {
+				fmt.Fprintf(&b, " %s", arg)
+			}
 			if f.DefValue != "" && f.DefValue != "false" {
 				fmt.Fprintf(&b, " (default %q)", f.DefValue)
 			}
-			fmt.Fprintf(&b, "\n        %s\n", f.Usage)
+			fmt.Fprintf(&b, "\n        %s\n", usage)
 		}
 	}
 	b.WriteString("\nsettings (each flag can also be given as its environment variable; the flag wins):\n")
