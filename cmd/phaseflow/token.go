@@ -1,11 +1,70 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
 
-// runToken is a placeholder until its owner fills it in.
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/config"
+)
+
+// runToken prints a bearer token for local use and scripts:
+//
+//	phaseflow token --sub alice [--role admin] [--ttl 24h] [config flags]
+//
+// It accepts every config flag and PHASEFLOW_* variable of "phaseflow serve" and builds its
+// signer with auth.FromConfig, exactly as the server does, so the token is signed with the
+// server's secret (PHASEFLOW_JWT_SECRET, else <data-dir>/jwt-secret, created if missing)
+// and carries its issuer and audience. Only the token and a newline go to stdout, so
+// TOKEN=$(phaseflow token --sub alice) works. Exit status: 0 ok, 1 failure, 2 usage.
 func runToken(ctx context.Context, sio stdio, args []string) int {
 	_ = ctx
-	_ = args
-	_, _ = sio.err.Write([]byte("not implemented yet\n"))
-	return 2
+	fs := flag.NewFlagSet("phaseflow token", flag.ContinueOnError)
+	sub := fs.String("sub", "", "user id for the token's sub claim (required)")
+	role := fs.String("role", auth.RoleUser, "role claim: user or admin")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token stays valid")
+	cfg, err := config.LoadFlags(fs, args, sio.getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(sio.out, err)
+		return 0
+	}
+	if err == nil {
+		err = checkTokenFlags(*sub, *role, *ttl)
+	}
+	if err != nil {
+		fmt.Fprintf(sio.err, "phaseflow token: %v\nRun \"phaseflow token -h\" for usage.\n", err)
+		return 2
+	}
+	token, err := signToken(cfg, *sub, *role, *ttl)
+	if err != nil {
+		fmt.Fprintf(sio.err, "phaseflow token: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(sio.out, token)
+	return 0
+}
+
+// checkTokenFlags reports a usage error in the token-specific flags.
+func checkTokenFlags(sub, role string, ttl time.Duration) error {
+	switch {
+	case sub == "":
+		return errors.New("--sub is required")
+	case role != auth.RoleUser && role != auth.RoleAdmin:
+		return fmt.Errorf("--role: unknown role %q (want %s or %s)", role, auth.RoleUser, auth.RoleAdmin)
+	case ttl <= 0:
+		return fmt.Errorf("--ttl: must be positive, got %v", ttl)
+	}
+	return nil
+}
+
+// signToken signs a bearer token with the server's secret, issuer and audience.
+func signToken(cfg config.Config, sub, role string, ttl time.Duration) (string, error) {
+	a, err := auth.FromConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	return a.Sign(sub, role, ttl)
 }
