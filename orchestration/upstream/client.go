@@ -1,0 +1,203 @@
+// Package upstream is the streaming client for the LLM behind Phaseflow: any server that
+// speaks the OpenAI Responses API with "stream": true (upstream-wire.md).
+//
+// [Client.Stream] POSTs one request and returns the response as an iter.Seq2 of typed
+// [Event] values: created, text deltas, MCP call start and end, completed. Everything else
+// the API streams is read and dropped. Failures, before or during the stream, arrive as one
+// *[Error] whose Code is the error code the chat API gives its clients, so callers map
+// nothing themselves.
+//
+// The client never retries: a retry in the middle of a generation would duplicate text the
+// user has already seen, and whether to retry a request that failed before the stream
+// (using [Error.RetryAfter]) is the orchestrator's call.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Config says where the upstream is and how to reach it.
+type Config struct {
+	// BaseURL is the API root, such as https://api.openai.com/v1; "/responses" is
+	// appended. A trailing slash is ignored.
+	BaseURL string
+	// APIKey is sent as a bearer token when set; local servers often need none.
+	APIKey string
+	// HTTPClient replaces the default client. It must not have a Timeout shorter than the
+	// longest generation, since http.Client.Timeout also covers reading the body.
+	HTTPClient *http.Client
+}
+
+// Client streams responses from one upstream. It is safe for concurrent use.
+type Client struct {
+	endpoint string
+	apiKey   string
+	http     *http.Client
+}
+
+// New returns a client for cfg. Without cfg.HTTPClient it builds its own http.Client with
+// no overall timeout (a generation may stream for minutes) and a transport tuned for
+// streams: see [NewTransport].
+func New(cfg Config) *Client {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: NewTransport()}
+	}
+	return &Client{
+		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/responses",
+		apiKey:   cfg.APIKey,
+		http:     hc,
+	}
+}
+
+// NewTransport returns the transport the default client uses: http.DefaultTransport's
+// settings (proxy from the environment, dial timeouts, HTTP/2) with more idle connections
+// per host, since every chat turn goes to the same host; no transparent gzip, which would
+// buffer small SSE frames behind the decompressor; and a limit on waiting for response
+// headers, so an upstream that accepts the connection and never answers fails as
+// upstream_timeout instead of hanging until the turn's own limit.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = true
+	t.ResponseHeaderTimeout = 60 * time.Second
+	return t
+}
+
+// CloseIdleConnections closes the kept-alive connections of the client's HTTP client; call
+// it when the client is no longer needed so their goroutines end.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// Request is one call to the Responses API. Zero fields are left out of the JSON body so the
+// upstream applies its own defaults.
+type Request struct {
+	Model        string
+	Instructions string
+	Input        []InputItem
+	// Tools are tool definitions as JSON (MCP servers, functions), passed through as is.
+	Tools []json.RawMessage
+	// ToolChoice is "auto", "required", "none" or a tool object; nil leaves it out.
+	ToolChoice         any
+	MaxOutputTokens    int
+	PreviousResponseID string
+	// Headers are extra request headers. Content-Type and Accept, and Authorization when
+	// the client has an API key, are set after them and win.
+	Headers http.Header
+}
+
+// InputItem is one message of the conversation sent as input.
+type InputItem struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// wireRequest is the JSON body of POST /responses.
+type wireRequest struct {
+	Model              string            `json:"model,omitempty"`
+	Instructions       string            `json:"instructions,omitempty"`
+	Input              []InputItem       `json:"input,omitempty"`
+	Tools              []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice         any               `json:"tool_choice,omitempty"`
+	MaxOutputTokens    int               `json:"max_output_tokens,omitempty"`
+	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Stream             bool              `json:"stream"`
+}
+
+// Stream sends req and returns the response's events. The request is sent when iteration
+// starts (each iteration sends it again) and the response body is closed when iteration
+// ends, however it ends.
+//
+// The sequence holds zero or more events with a nil error, then either ends after
+// EventCompleted or yields exactly one non-nil error and ends. That error is an *[Error],
+// except when ctx ends first: then it is ctx.Err() itself (context.Canceled or
+// context.DeadlineExceeded, not wrapped), yielded once, so a caller can tell its own
+// cancellation from an upstream failure. When the consumer breaks out of the loop nothing
+// more is yielded and the connection is released at once.
+func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		err := c.stream(ctx, req, yield)
+		if err == nil {
+			return
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
+		}
+		yield(Event{}, err)
+	}
+}
+
+// stream runs one request. It returns nil when the response completed or the consumer
+// stopped, and the failure otherwise (not yet yielded).
+func (c *Client) stream(ctx context.Context, req Request, yield func(Event, error) bool) error {
+	hreq, err := c.newRequest(ctx, req)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return transportError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return httpError(resp)
+	}
+	if err := checkEventStream(resp); err != nil {
+		return err
+	}
+	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), yield)
+}
+
+// newRequest builds the HTTP request for req.
+func (c *Client) newRequest(ctx context.Context, req Request) (*http.Request, error) {
+	body, err := json.Marshal(wireRequest{
+		Model:              req.Model,
+		Instructions:       req.Instructions,
+		Input:              req.Input,
+		Tools:              req.Tools,
+		ToolChoice:         req.ToolChoice,
+		MaxOutputTokens:    req.MaxOutputTokens,
+		PreviousResponseID: req.PreviousResponseID,
+		Stream:             true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upstream: encode request: %w", err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("upstream: build request: %w", err)
+	}
+	for k, vs := range req.Headers {
+		for _, v := range vs {
+			hreq.Header.Add(k, v)
+		}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if c.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return hreq, nil
+}
+
+// checkEventStream refuses a 2xx response that is not an event stream, such as a proxy's
+// HTML page or a JSON answer from a server that ignored "stream": true. The body's start
+// goes into the message to make the misconfiguration visible.
+func checkEventStream(resp *http.Response) error {
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "text/event-stream" {
+		return nil
+	}
+	e := httpError(resp)
+	e.Code = CodeProvider
+	e.Message = fmt.Sprintf("upstream answered %q instead of text/event-stream: %s", ct, e.Message)
+	return e
+}

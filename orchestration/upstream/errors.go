@@ -1,0 +1,229 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The values of [Error.Code]. They are the error codes the chat API sends its clients
+// (sse-contract.md), so the API layer can pass them through without a second mapping.
+const (
+	// CodeRateLimited: HTTP 429. RetryAfter says how long the provider asked us to wait.
+	CodeRateLimited = "rate_limited"
+	// CodeUnavailable: the provider could not be reached or answered 5xx.
+	CodeUnavailable = "upstream_unavailable"
+	// CodeTimeout: a network timeout (response headers too slow, dial or read timeout).
+	CodeTimeout = "upstream_timeout"
+	// CodeProvider: the provider refused the request (4xx) or the stream failed: an error
+	// event, response.failed, response.incomplete, a stream cut before its terminal event,
+	// or a response that is not an event stream.
+	CodeProvider = "provider_error"
+)
+
+// Sentinels for errors.Is, one per code: errors.Is(err, ErrRateLimited) holds for every
+// *Error whose Code is CodeRateLimited.
+var (
+	ErrRateLimited = errors.New("upstream: " + CodeRateLimited)
+	ErrUnavailable = errors.New("upstream: " + CodeUnavailable)
+	ErrTimeout     = errors.New("upstream: " + CodeTimeout)
+	ErrProvider    = errors.New("upstream: " + CodeProvider)
+)
+
+// Error is a failed upstream call, before or during the stream. Code is what the client will
+// be told; the other fields are for logs and for retry decisions.
+type Error struct {
+	// Code is one of the Code… constants.
+	Code string
+	// HTTPStatus is the response status when the failure was an HTTP error, else 0.
+	HTTPStatus int
+	// UpstreamCode is the provider's own code (rate_limit_exceeded, server_error,
+	// previous_response_not_found, max_output_tokens, …), or its error type when it sent
+	// no code.
+	UpstreamCode string
+	// Message is the provider's message, or ours when the provider gave none.
+	Message string
+	// RetryAfter is the wait the provider asked for (Retry-After or retry-after-ms), 0
+	// when it asked for none.
+	RetryAfter time.Duration
+
+	err error // the transport or read error behind it, if any
+}
+
+// Error formats the failure for logs: code, status, provider code and message.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("upstream: ")
+	b.WriteString(e.Code)
+	if e.HTTPStatus != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.HTTPStatus)
+	}
+	if e.UpstreamCode != "" {
+		fmt.Fprintf(&b, " [%s]", e.UpstreamCode)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the transport or read error behind e, so errors.Is(err, io.ErrUnexpectedEOF)
+// and similar checks see through it.
+func (e *Error) Unwrap() error { return e.err }
+
+// Is matches the sentinel of e's Code.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrRateLimited:
+		return e.Code == CodeRateLimited
+	case ErrUnavailable:
+		return e.Code == CodeUnavailable
+	case ErrTimeout:
+		return e.Code == CodeTimeout
+	case ErrProvider:
+		return e.Code == CodeProvider
+	}
+	return false
+}
+
+// maxErrorBody bounds how much of a non-2xx body is read: enough for any JSON error, not
+// enough for a misconfigured proxy's HTML page to matter.
+const maxErrorBody = 64 << 10
+
+// errorBody is the provider's error JSON, {"error":{"message","type","param","code"}}.
+// code is a string in OpenAI's answers but null or a number elsewhere, hence RawMessage.
+type errorBody struct {
+	Error struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"error"`
+}
+
+// httpError builds the *Error of a response that is not a 2xx event stream: it reads the
+// (bounded) body for the provider's message and the retry headers for the wait.
+func httpError(resp *http.Response) *Error {
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &Error{
+		Code:       statusCode(resp.StatusCode),
+		HTTPStatus: resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header),
+	}
+	var eb errorBody
+	if json.Unmarshal(body, &eb) == nil && (eb.Error.Message != "" || eb.Error.Type != "") {
+		e.Message = eb.Error.Message
+		e.UpstreamCode = firstNonEmpty(rawString(eb.Error.Code), eb.Error.Type)
+	} else {
+		e.Message = firstNonEmpty(truncate(string(bytes.TrimSpace(body)), 300), http.StatusText(resp.StatusCode))
+		if readErr != nil {
+			e.err = fmt.Errorf("read error body: %w", readErr)
+		}
+	}
+	return e
+}
+
+// statusCode maps an HTTP status to an error code.
+func statusCode(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return CodeRateLimited
+	case status >= 500:
+		return CodeUnavailable
+	default:
+		return CodeProvider
+	}
+}
+
+// retryAfter reads the wait the provider asked for. retry-after-ms is finer than
+// Retry-After and wins when both are present, as in openai-go; Retry-After may be seconds or
+// an HTTP date.
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// transportError classifies a failure of the request itself (no response): timeouts are
+// upstream_timeout, everything else (refused, DNS, TLS, reset) upstream_unavailable.
+func transportError(err error) *Error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Code: CodeTimeout, Message: "no response from the upstream in time", err: err}
+	}
+	return &Error{Code: CodeUnavailable, Message: "cannot reach the upstream", err: err}
+}
+
+// readError classifies a failure while reading the stream body.
+func readError(err error) *Error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Code: CodeTimeout, Message: "upstream stream timed out", err: err}
+	}
+	return &Error{Code: CodeProvider, Message: "upstream stream broke off", err: err}
+}
+
+// rawString renders a JSON scalar as text: a string without its quotes, a number as
+// written, null as "".
+func rawString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// firstNonEmpty returns the first of vs that is not empty.
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// truncate shortens s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,265 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// wireEvent is the union of the fields the client reads from any Responses stream event.
+// Unknown fields (obfuscation, logprobs, timings, …) are ignored by encoding/json.
+type wireEvent struct {
+	Type     string        `json:"type"`
+	Delta    string        `json:"delta"`
+	ItemID   string        `json:"item_id"`
+	Item     *wireItem     `json:"item"`
+	Response *wireResponse `json:"response"`
+	// The error event comes nested ({"error":{…}}) in production and flat ({"code",
+	// "message"}) in the documented schema (upstream-wire.md §3D); both are read. Error
+	// stays raw because some servers send a bare string there.
+	Error   json.RawMessage `json:"error"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+}
+
+// wireResponse is the response object of created, completed, failed and incomplete.
+type wireResponse struct {
+	ID                string     `json:"id"`
+	Model             string     `json:"model"`
+	Status            string     `json:"status"`
+	Usage             *Usage     `json:"usage"`
+	Error             *wireError `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+// wireError is an error object: type, code (a string, a number or null) and message.
+type wireError struct {
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+}
+
+// wireItem is an output item; only mcp_call items are turned into events.
+type wireItem struct {
+	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	Status      string          `json:"status"`
+	ServerLabel string          `json:"server_label"`
+	Name        string          `json:"name"`
+	Arguments   string          `json:"arguments"`
+	Output      json.RawMessage `json:"output"`
+	Error       json.RawMessage `json:"error"`
+}
+
+// errNoTerminal is behind the provider_error of a stream that ended without
+// response.completed, failed, incomplete or error (upstream-wire.md §5: treat as failure).
+var errNoTerminal = errors.New("stream ended without a terminal event")
+
+// streamState is what the parser remembers across events of one response.
+type streamState struct {
+	requestID string
+	// failed holds the ids of MCP calls that got mcp_call.failed; the failure detail only
+	// comes with the item's output_item.done, which follows.
+	failed map[string]bool
+}
+
+// readEvents decodes r and yields the events of one response until a terminal event, a
+// failure, or the consumer stops. It returns nil after EventCompleted or when the consumer
+// stopped, and otherwise the *Error that ended the stream, which it has not yielded. It
+// looks at no context: the caller decides what a read error caused by cancellation means.
+func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) error {
+	dec := newDecoder(r)
+	st := &streamState{requestID: requestID}
+	for {
+		f, err := dec.next()
+		if errors.Is(err, io.EOF) {
+			return &Error{Code: CodeProvider, Message: errNoTerminal.Error(), err: errNoTerminal}
+		}
+		if err != nil {
+			return readError(err)
+		}
+		if bytes.Equal(f.data, []byte("[DONE]")) {
+			// openai-go stops here; for the Responses API it is never the terminal event.
+			return &Error{Code: CodeProvider, Message: errNoTerminal.Error(), err: errNoTerminal}
+		}
+		ev, terminal, err := st.parse(f)
+		if err != nil {
+			return err
+		}
+		if ev.Kind != "" && !yield(ev, nil) {
+			return nil
+		}
+		if terminal {
+			return nil
+		}
+	}
+}
+
+// parse turns one frame into at most one Event. terminal reports the end of the response;
+// a non-nil error is a terminal failure.
+func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
+	var w wireEvent
+	if err := json.Unmarshal(f.data, &w); err != nil {
+		return Event{}, true, &Error{Code: CodeProvider, Message: "malformed stream event " + truncate(string(f.data), 200), err: err}
+	}
+	typ := firstNonEmpty(w.Type, f.name)
+	switch typ {
+	case "response.created":
+		if w.Response != nil {
+			ev = Event{Kind: EventCreated, ResponseID: w.Response.ID, Model: w.Response.Model}
+		} else {
+			ev = Event{Kind: EventCreated}
+		}
+		ev.UpstreamRequestID = st.requestID
+	case "response.output_text.delta":
+		ev = Event{Kind: EventTextDelta, Delta: w.Delta}
+	case "response.output_item.added":
+		if w.Item != nil && w.Item.Type == "mcp_call" {
+			ev = Event{Kind: EventToolCallStarted, Tool: st.toolCall(w.Item, false)}
+		}
+	case "response.mcp_call.failed":
+		if st.failed == nil {
+			st.failed = make(map[string]bool)
+		}
+		st.failed[w.ItemID] = true
+	case "response.output_item.done":
+		if w.Item != nil && w.Item.Type == "mcp_call" {
+			ev = Event{Kind: EventToolCallDone, Tool: st.toolCall(w.Item, true)}
+		}
+	case "response.completed":
+		return completed(w.Response), true, nil
+	case "response.failed", "response.incomplete", "error":
+		return Event{}, true, streamError(typ, &w)
+	case "":
+		// Chat-style servers (OpenRouter) put a top-level error on an untyped event after
+		// HTTP 200; both OpenAI SDKs treat that as fatal.
+		if len(w.Error) > 0 && !bytes.Equal(w.Error, []byte("null")) {
+			return Event{}, true, streamError("error", &w)
+		}
+	}
+	return ev, false, nil
+}
+
+// toolCall converts an mcp_call item. done says whether it is the final item (with output
+// and error) or the skeleton of output_item.added.
+func (st *streamState) toolCall(it *wireItem, done bool) *ToolCall {
+	tc := &ToolCall{ID: it.ID, ServerLabel: it.ServerLabel, Name: it.Name, Arguments: it.Arguments}
+	if !done {
+		return tc
+	}
+	tc.Output = rawString(it.Output)
+	tc.Error = flattenToolError(it.Error)
+	tc.Failed = st.failed[it.ID] || it.Status == "failed" || tc.Error != ""
+	delete(st.failed, it.ID)
+	return tc
+}
+
+// completed builds the EventCompleted of response.completed.
+func completed(r *wireResponse) Event {
+	ev := Event{Kind: EventCompleted}
+	if r != nil {
+		ev.ResponseID, ev.Model, ev.Usage = r.ID, r.Model, r.Usage
+	}
+	return ev
+}
+
+// streamError builds the provider_error of a failing terminal event.
+func streamError(typ string, w *wireEvent) *Error {
+	e := &Error{Code: CodeProvider}
+	switch typ {
+	case "error":
+		var nested wireError
+		switch {
+		case len(w.Error) > 0 && w.Error[0] == '{' && json.Unmarshal(w.Error, &nested) == nil:
+			// nested, the production shape
+			e.UpstreamCode = firstNonEmpty(rawString(nested.Code), nested.Type)
+			e.Message = nested.Message
+		case len(w.Error) > 0 && w.Error[0] == '"':
+			e.Message = rawString(w.Error)
+		default: // flat, the documented shape
+			e.UpstreamCode = rawString(w.Code)
+			e.Message = w.Message
+		}
+		e.Message = firstNonEmpty(e.Message, "upstream sent an error event")
+	case "response.failed":
+		e.Message = "response failed"
+		if w.Response != nil && w.Response.Error != nil {
+			e.UpstreamCode = firstNonEmpty(rawString(w.Response.Error.Code), w.Response.Error.Type)
+			e.Message = firstNonEmpty(w.Response.Error.Message, e.Message)
+		}
+	case "response.incomplete":
+		e.Message = "response incomplete"
+		if w.Response != nil && w.Response.IncompleteDetails != nil && w.Response.IncompleteDetails.Reason != "" {
+			e.UpstreamCode = w.Response.IncompleteDetails.Reason
+			e.Message = "response incomplete: " + e.UpstreamCode
+		}
+	}
+	return e
+}
+
+// flattenToolError renders an mcp_call item's error as one line. It is null, a string (SDKs
+// before openai-python f38355ec), or an object: {type, code, message} for protocol and HTTP
+// errors, {type, content} for a tool that returned isError. The message or the content's
+// text wins; failing that the type; failing that the raw JSON.
+func flattenToolError(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	if raw[0] != '{' {
+		return rawString(raw)
+	}
+	var obj struct {
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return string(raw)
+	}
+	text := firstNonEmpty(obj.Message, contentText(obj.Content))
+	if code := rawString(obj.Code); code != "" && text != "" {
+		text = fmt.Sprintf("%s (code %s)", text, code)
+	}
+	return firstNonEmpty(text, obj.Type, string(raw))
+}
+
+// contentText joins the text parts of an MCP content value: a string, one part or a list
+// of parts ({"type":"text","text":…}). Anything else is returned as compact JSON.
+func contentText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	type part struct {
+		Text string `json:"text"`
+	}
+	var parts []part
+	if json.Unmarshal(raw, &parts) != nil {
+		var one part
+		if json.Unmarshal(raw, &one) != nil {
+			return rawString(raw)
+		}
+		parts = []part{one}
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	if len(texts) == 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			return b.String()
+		}
+		return string(raw)
+	}
+	return strings.Join(texts, "\n")
+}
