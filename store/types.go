@@ -81,6 +81,11 @@ type Message struct {
 	LastEventID     int64      `db:"last_event_id" json:"last_event_id"`
 	CreatedAt       time.Time  `db:"created_at" json:"created_at"`
 	CompletedAt     *time.Time `db:"completed_at" json:"completed_at"`
+
+	// ReplyTo is, on an assistant message, the id of the user message it answers (set by
+	// CreateTurn; a repeated client_request_id finds the earlier pair through it). Empty
+	// on user messages.
+	ReplyTo string `db:"reply_to" json:"reply_to,omitempty"`
 }
 
 // Event is one entry of a message's durable event log: Seq is its position (1, 2, 3 …

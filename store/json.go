@@ -1,0 +1,92 @@
+package store
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// JSON is a raw JSON value stored in a jsonb column on PostgreSQL and a TEXT column on
+// SQLite. The three spellings of "nothing" are one value here: SQL NULL scans to nil, nil
+// (or the literal null) is written as NULL, and nil marshals to JSON null, so a column that
+// was never set looks the same in the database, in Go and on the wire.
+//
+// PostgreSQL normalises jsonb (key order, spacing), so compare JSON values semantically,
+// never byte for byte.
+type JSON []byte
+
+// jsonNull is the JSON literal that stands for nil. A constant, not a []byte variable, so
+// that no caller can change it.
+const jsonNull = "null"
+
+// Scan implements [sql.Scanner]. lib/pq hands jsonb over as []byte, modernc.org/sqlite hands
+// TEXT over as string (or []byte for BLOB); both are copied, because a driver may reuse its
+// buffer after Scan returns.
+func (j *JSON) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*j = nil
+	case []byte:
+		*j = normalise(bytes.Clone(v))
+	case string:
+		*j = normalise([]byte(v))
+	default:
+		return fmt.Errorf("store: scan JSON: unsupported type %T", src)
+	}
+	return nil
+}
+
+// normalise maps the stored literal null to nil so that NULL and 'null' read the same.
+func normalise(b []byte) JSON {
+	if JSON(b).IsNull() {
+		return nil
+	}
+	return JSON(b)
+}
+
+// Value implements [driver.Valuer]. It returns a string rather than []byte: SQLite would
+// store []byte as a BLOB, which its JSON functions and the TEXT affinity do not expect, and
+// lib/pq accepts a string for jsonb everywhere. Invalid JSON is refused here so both
+// databases fail the same way (PostgreSQL would reject it, SQLite would store it).
+func (j JSON) Value() (driver.Value, error) {
+	if j.IsNull() {
+		return nil, nil
+	}
+	if !json.Valid(j) {
+		return nil, errors.New("store: JSON value is not valid JSON")
+	}
+	return string(j), nil
+}
+
+// MarshalJSON implements [json.Marshaler]: nil becomes null, anything else is written as is
+// (encoding/json compacts and validates it).
+func (j JSON) MarshalJSON() ([]byte, error) {
+	if j.IsNull() {
+		return []byte(jsonNull), nil
+	}
+	return j, nil
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]: null becomes nil, anything else is kept as a
+// copy of the raw text.
+func (j *JSON) UnmarshalJSON(data []byte) error {
+	*j = normalise(bytes.Clone(data))
+	return nil
+}
+
+// IsNull reports whether j stands for no value (nil, empty or the literal null).
+func (j JSON) IsNull() bool {
+	t := bytes.TrimSpace(j)
+	return len(t) == 0 || string(t) == jsonNull
+}
+
+// emptyObject is what a NOT NULL object column (session artifacts, metadata) holds when the
+// caller gave nothing.
+func emptyObject(j JSON) JSON {
+	if j.IsNull() {
+		return JSON("{}")
+	}
+	return j
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"  // registers the "postgres" driver
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// PostgreSQL pool settings (go-deps.md §5). The idle count equals the open count because
+// database/sql's default of 2 idle connections churns under a steady event-log load.
+const (
+	pgMaxOpenConns    = 20
+	pgConnMaxLifetime = 30 * time.Minute
+	pgConnMaxIdleTime = 5 * time.Minute
+)
+
+// SQLite settings.
+const (
+	// sqliteFile is the database file inside the data directory.
+	sqliteFile = "phaseflow.db"
+	// sqliteBusyTimeout (ms) only matters across processes (say `phaseflow migrate` while
+	// the server runs): inside one process the single writer connection never contends.
+	sqliteBusyTimeout = 10000
+	// sqliteMinReaders is the floor of the read pool size.
+	sqliteMinReaders = 4
+)
+
+// Open connects to the database named by databaseURL and checks that it answers. It does
+// not migrate: call [Store.Migrate].
+//
+//   - postgres://… or postgresql://… selects PostgreSQL through lib/pq. When the URL has no
+//     sslmode and its host is a loopback address (localhost, 127.0.0.0/8, ::1) or a Unix
+//     socket, sslmode=disable is added: a local server rarely has TLS and lib/pq refuses to
+//     connect without it. Any other host keeps lib/pq's default, so remote connections are
+//     never silently downgraded; set sslmode=verify-full there.
+//   - "" selects SQLite at <dataDir>/phaseflow.db, creating dataDir ("" means the working
+//     directory).
+//   - sqlite://path (sqlite:///abs/path for an absolute one) or a file: URI selects SQLite
+//     at that path; query parameters are passed to modernc.org/sqlite.
+func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		dsn, err := postgresDSN(databaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return openPostgres(ctx, dsn)
+	case databaseURL == "":
+		if dataDir == "" {
+			dataDir = "."
+		}
+		return openSQLite(ctx, filepath.Join(dataDir, sqliteFile), "")
+	case strings.HasPrefix(databaseURL, "sqlite:"):
+		rest := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
+		path, query, _ := strings.Cut(rest, "?")
+		if path == "" {
+			return nil, fmt.Errorf("store: open: %q names no file", databaseURL)
+		}
+		return openSQLite(ctx, path, query)
+	case strings.HasPrefix(databaseURL, "file:"):
+		path, query, _ := strings.Cut(databaseURL, "?")
+		return openSQLite(ctx, path, query)
+	default:
+		return nil, fmt.Errorf("store: open: unsupported database URL scheme in %q (want postgres://, sqlite:// or file:)", redact(databaseURL))
+	}
+}
+
+// postgresDSN adds sslmode=disable to a loopback URL that has no sslmode (see [Open]).
+func postgresDSN(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("store: open: parse database URL: %w", err)
+	}
+	q := u.Query()
+	if q.Get("sslmode") != "" || !isLocalHost(u.Hostname(), q.Get("host")) {
+		return raw, nil
+	}
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// isLocalHost reports whether the connection stays on this machine: a loopback name or
+// address, or a Unix socket (an empty host, or a host= parameter that is a path).
+func isLocalHost(host, hostParam string) bool {
+	if hostParam != "" {
+		return strings.HasPrefix(hostParam, "/")
+	}
+	if host == "" || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redact hides the password of a URL for error messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	return u.Redacted()
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(pgMaxOpenConns)
+	db.SetMaxIdleConns(pgMaxOpenConns)
+	db.SetConnMaxLifetime(pgConnMaxLifetime)
+	db.SetConnMaxIdleTime(pgConnMaxIdleTime)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open postgres %s: %w", redact(dsn), err)
+	}
+	return newStore(db, db, DriverPostgres, dsn), nil
+}
+
+// openSQLite opens two pools on one file.
+//
+// The writer pool has exactly one connection (SetMaxOpenConns(1)). SQLite allows one writer
+// at a time; with several writer connections, two transactions that both read and then
+// write fail with SQLITE_BUSY no matter the busy_timeout (SQLite refuses to wait when
+// waiting could deadlock). One connection turns that into a queue inside database/sql, and
+// _txlock=immediate takes the write lock at BEGIN, so a check-then-insert in a transaction
+// (CreateTurn) cannot race. The cost is that writes are serial, which an embedded,
+// single-process store can afford; code holding a transaction must never use the pool again
+// before it commits, or it waits for itself.
+//
+// The reader pool is query-only with several connections: in WAL mode readers do not block
+// the writer nor each other, so replaying an event log does not hold up appends.
+//
+// An in-memory database (":memory:" or mode=memory) is private to one connection, so there
+// both roles share the single writer connection.
+func openSQLite(ctx context.Context, path, query string) (*Store, error) {
+	memory := strings.Contains(path, ":memory:") || strings.Contains(query, "mode=memory")
+	if !memory {
+		if err := mkdirFor(path); err != nil {
+			return nil, err
+		}
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite&_timezone=UTC", sqliteBusyTimeout)
+	writerDSN := joinQuery(path, query, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	w, err := openSQLitePool(ctx, writerDSN, 1)
+	if err != nil {
+		return nil, err
+	}
+	if memory {
+		return newStore(w, w, DriverSQLite, ""), nil
+	}
+	readers := max(sqliteMinReaders, runtime.GOMAXPROCS(0))
+	r, err := openSQLitePool(ctx, joinQuery(path, query, common+"&_pragma=query_only(1)"), readers)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return newStore(w, r, DriverSQLite, ""), nil
+}
+
+func openSQLitePool(ctx context.Context, dsn string, conns int) (*sqlx.DB, error) {
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	// Connections to a local file are cheap to keep and costly to reopen (every pragma runs
+	// again), so they live as long as the pool.
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", dsn, err)
+	}
+	return db, nil
+}
+
+// mkdirFor creates the folder that will hold the SQLite file.
+func mkdirFor(path string) error {
+	p := strings.TrimPrefix(path, "file:")
+	if strings.HasPrefix(p, "//") { // file://host/path or file:///path
+		if u, err := url.Parse("file:" + p); err == nil {
+			p = u.Path
+		}
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("store: open sqlite: create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// joinQuery builds path?query&extra.
+func joinQuery(path, query, extra string) string {
+	if query == "" {
+		return path + "?" + extra
+	}
+	return path + "?" + query + "&" + extra
+}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// sessionColumns is the select list for Session; sqlx needs every column to have a field.
+const sessionColumns = `id, user_id, title, locale, phase, status, artifacts, metadata, previous_response_id, created_at, updated_at`
+
+// CreateSession inserts sess. It fills what the caller left empty: the id (a UUIDv7), the
+// times (now) and the artifacts and metadata (an empty object), and writes them back into
+// sess so the caller holds exactly what was stored.
+func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
+	if sess.ID == "" {
+		sess.ID = newID()
+	}
+	sess.CreatedAt = orNow(sess.CreatedAt)
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	sess.UpdatedAt = dbTime(sess.UpdatedAt)
+	sess.Artifacts = emptyObject(sess.Artifacts)
+	sess.Metadata = emptyObject(sess.Metadata)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO sessions (`+sessionColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
+		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	return nil
+}
+
+// GetSession returns the session id if it belongs to userID, and ErrNotFound otherwise.
+func (s *Store) GetSession(ctx context.Context, id, userID string) (*Session, error) {
+	var sess Session
+	err := s.rdb.GetContext(ctx, &sess, s.rdb.Rebind(`SELECT `+sessionColumns+` FROM sessions WHERE id = ? AND user_id = ?`), id, userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get session: %w", err)
+	}
+	sess.utc()
+	return &sess, nil
+}
+
+// ListSessions returns userID's sessions, newest first (the order the session list shows).
+func (s *Store) ListSessions(ctx context.Context, userID string) ([]Session, error) {
+	var out []Session
+	err := s.rdb.SelectContext(ctx, &out, s.rdb.Rebind(`SELECT `+sessionColumns+` FROM sessions
+		WHERE user_id = ? ORDER BY created_at DESC, id DESC`), userID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	for i := range out {
+		out[i].utc()
+	}
+	return out, nil
+}
+
+// UpdateSession writes the mutable fields of sess (title, locale, phase, status, artifacts,
+// metadata, previous_response_id) and stamps UpdatedAt with the current time. The row is
+// matched by id and user id, so another user's session gives ErrNotFound. The last writer
+// wins: callers serialise updates of one session (the orchestrator does so per turn).
+func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
+	sess.UpdatedAt = now()
+	sess.Artifacts = emptyObject(sess.Artifacts)
+	sess.Metadata = emptyObject(sess.Metadata)
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET title = ?, locale = ?, phase = ?,
+		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
+		WHERE id = ? AND user_id = ?`),
+		sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata,
+		sess.PreviousResponseID, sess.UpdatedAt, sess.ID, sess.UserID)
+	if err != nil {
+		return fmt.Errorf("store: update session: %w", err)
+	}
+	return oneRow(res, "update session")
+}
+
+// utc puts the times of a scanned session in UTC: lib/pq returns the server's offset and
+// SQLite returns UTC, and callers should not see the difference.
+func (sess *Session) utc() {
+	sess.CreatedAt = sess.CreatedAt.UTC()
+	sess.UpdatedAt = sess.UpdatedAt.UTC()
+}
+
+// oneRow turns "no row matched" into ErrNotFound.
+func oneRow(res sql.Result, op string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
