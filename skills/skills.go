@@ -1,0 +1,41 @@
+// Package skills holds every text the model sees, as Markdown files embedded in the binary,
+// one tree per locale (en, zh). Keeping prompts out of Go code lets them be reviewed,
+// translated and diffed as text, and lets an admin override one by storing a new version.
+package skills
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+)
+
+//go:embed en zh
+var files embed.FS
+
+// ErrUnknown is returned for a skill name or locale that has no embedded text.
+var ErrUnknown = errors.New("skills: unknown skill")
+
+// Locales are the locales every skill exists in; the first is the fallback.
+var Locales = []string{"en", "zh"}
+
+// Library reads skill texts. It is a value type over the embedded files so callers can hold
+// one without sharing state.
+type Library struct{ fsys fs.FS }
+
+// New returns the library of embedded skills.
+func New() Library { return Library{fsys: files} }
+
+// Text returns the skill called name (a slash path without extension, such as "contract" or
+// "strategy/stages/draft") in locale, falling back to English for an unknown locale.
+func (l Library) Text(name, locale string) (string, error) {
+	if locale != "zh" {
+		locale = "en"
+	}
+	b, err := fs.ReadFile(l.fsys, path.Join(locale, name+".md"))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s (%s)", ErrUnknown, name, locale)
+	}
+	return string(b), nil
+}
