@@ -1,0 +1,190 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/store/storetest"
+)
+
+// events returns events seq from..to (inclusive) of one message.
+func events(messageID string, from, to int64) []store.Event {
+	var out []store.Event
+	for seq := from; seq <= to; seq++ {
+		out = append(out, store.Event{MessageID: messageID, Seq: seq, Name: "content_delta",
+			Data: store.JSON(fmt.Sprintf(`{"seq": %d, "delta": "d%d"}`, seq, seq))})
+	}
+	return out
+}
+
+func seqs(evs []store.Event) []int64 {
+	var out []int64
+	for _, e := range evs {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+func seqRange(from, to int64) []int64 {
+	var out []int64
+	for seq := from; seq <= to; seq++ {
+		out = append(out, seq)
+	}
+	return out
+}
+
+func TestEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		sess := newSession(t, s, "alice")
+		_, a := createTurn(t, s, sess, "one", "")
+
+		for _, batch := range [][]store.Event{events(a.ID, 1, 3), events(a.ID, 4, 4), events(a.ID, 5, 6)} {
+			if err := s.AppendEvents(ctx, batch); err != nil {
+				t.Fatalf("AppendEvents: %v", err)
+			}
+		}
+		if err := s.AppendEvents(ctx, nil); err != nil {
+			t.Fatalf("AppendEvents(nil): %v", err)
+		}
+
+		listCases := []struct {
+			name     string
+			afterSeq int64
+			limit    int
+			want     []int64
+		}{
+			{"all", 0, 0, seqRange(1, 6)},
+			{"after 2", 2, 0, seqRange(3, 6)},
+			{"limit 2", 0, 2, seqRange(1, 2)},
+			{"after 3 limit 2", 3, 2, seqRange(4, 5)},
+			{"after the last", 6, 0, nil},
+			{"negative limit means all", 4, -1, seqRange(5, 6)},
+		}
+		for _, tc := range listCases {
+			t.Run("list/"+tc.name, func(t *testing.T) {
+				got, err := s.ListEvents(ctx, a.ID, tc.afterSeq, tc.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, seqs(got)); diff != "" {
+					t.Errorf("seqs (-want +got):\n%s", diff)
+				}
+			})
+		}
+
+		t.Run("round trip", func(t *testing.T) {
+			want := events(a.ID, 7, 8)
+			want[1].Data = nil
+			want[1].Name = "heartbeat"
+			if err := s.AppendEvents(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.ListEvents(ctx, a.ID, 6, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, jsonEqual); diff != "" {
+				t.Errorf("events (-appended +listed):\n%s", diff)
+			}
+		})
+
+		t.Run("a repeated seq fails the whole batch", func(t *testing.T) {
+			batch := append(events(a.ID, 9, 9), events(a.ID, 3, 3)...)
+			if err := s.AppendEvents(ctx, batch); err == nil {
+				t.Fatal("AppendEvents with a repeated seq = nil, want an error")
+			}
+			got, _ := s.ListEvents(ctx, a.ID, 8, 0)
+			if len(got) != 0 {
+				t.Errorf("seqs %v written by a failed batch", seqs(got))
+			}
+		})
+
+		t.Run("unknown message", func(t *testing.T) {
+			if err := s.AppendEvents(ctx, events("no-such-message", 1, 1)); err == nil {
+				t.Error("AppendEvents for a missing message = nil, want a foreign-key error")
+			}
+		})
+
+		t.Run("last_event_id follows", func(t *testing.T) {
+			got, err := s.GetMessage(ctx, a.ID, "alice")
+			if err != nil || got.LastEventID != 8 {
+				t.Fatalf("LastEventID = %d, %v; want 8", got.LastEventID, err)
+			}
+		})
+
+		t.Run("several messages in one batch", func(t *testing.T) {
+			_, b := createTurn(t, s, newSession(t, s, "alice"), "b", "")
+			_, c := createTurn(t, s, newSession(t, s, "bob"), "c", "")
+			batch := append(events(b.ID, 1, 2), events(c.ID, 1, 3)...)
+			if err := s.AppendEvents(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			for id, want := range map[string][]int64{b.ID: seqRange(1, 2), c.ID: seqRange(1, 3)} {
+				got, err := s.ListEvents(ctx, id, 0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, seqs(got)); diff != "" {
+					t.Errorf("message %s (-want +got):\n%s", id, diff)
+				}
+			}
+		})
+
+		t.Run("batch beyond the parameter limit", func(t *testing.T) {
+			// 14000 rows × 5 columns = 70000 parameters: more than PostgreSQL's 65535 and
+			// SQLite's 32766 per statement, so AppendEvents must split.
+			const n = 14000
+			_, big := createTurn(t, s, newSession(t, s, "alice"), "big", "")
+			if err := s.AppendEvents(ctx, events(big.ID, 1, n)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.ListEvents(ctx, big.ID, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(seqRange(1, n), seqs(got)); diff != "" {
+				t.Errorf("seqs (-want +got):\n%s", diff)
+			}
+			m, err := s.GetMessage(ctx, big.ID, "alice")
+			if err != nil || m.LastEventID != n {
+				t.Errorf("LastEventID = %d, %v; want %d", m.LastEventID, err, n)
+			}
+		})
+
+		t.Run("finish never moves last_event_id back", func(t *testing.T) {
+			m := *a
+			m.Status, m.LastEventID = store.StatusCompleted, 2
+			if err := s.FinishMessage(ctx, &m); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetMessage(ctx, a.ID, "alice")
+			if err != nil || got.LastEventID != 8 {
+				t.Errorf("LastEventID = %d, %v; want 8", got.LastEventID, err)
+			}
+		})
+	})
+}
+
+func TestEventsKeepLogAfterError(t *testing.T) {
+	// A failed append must leave the store usable (the transaction is rolled back, the
+	// single SQLite writer connection is released).
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		_, a := createTurn(t, s, newSession(t, s, "alice"), "x", "")
+		bad := events(a.ID, 1, 1)
+		bad[0].Data = store.JSON("{not json")
+		if err := s.AppendEvents(t.Context(), bad); err == nil {
+			t.Fatal("AppendEvents with invalid JSON = nil, want an error")
+		}
+		if err := s.AppendEvents(t.Context(), events(a.ID, 1, 2)); err != nil {
+			t.Fatalf("AppendEvents after a failure: %v", err)
+		}
+		got, err := s.ListEvents(t.Context(), a.ID, 0, 0)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("ListEvents = %v, %v; want seqs 1 and 2", seqs(got), err)
+		}
+	})
+}

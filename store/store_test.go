@@ -1,0 +1,554 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// jsonEqual compares JSON columns by meaning: PostgreSQL's jsonb reorders keys and
+// respaces, so bytes differ between the drivers.
+var jsonEqual = cmp.Transformer("json", func(j store.JSON) any {
+	var v any
+	if j.IsNull() {
+		return nil
+	}
+	if err := json.Unmarshal(j, &v); err != nil {
+		return fmt.Sprintf("invalid JSON %q", j)
+	}
+	return v
+})
+
+func newSession(t *testing.T, s *store.Store, userID string) *store.Session {
+	t.Helper()
+	sess := &store.Session{UserID: userID, Title: "t", Locale: "en", Phase: "strategy", Status: "active"}
+	if err := s.CreateSession(t.Context(), sess); err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	return sess
+}
+
+// turn is the user/assistant pair CreateTurn takes.
+func turn(sess *store.Session, text, clientRequestID string) (*store.Message, *store.Message) {
+	return &store.Message{SessionID: sess.ID, UserID: sess.UserID, Content: text, Phase: sess.Phase,
+			RequestID: "req-" + text, ClientRequestID: clientRequestID},
+		&store.Message{}
+}
+
+func createTurn(t *testing.T, s *store.Store, sess *store.Session, text, clientRequestID string) (*store.Message, *store.Message) {
+	t.Helper()
+	u, a := turn(sess, text, clientRequestID)
+	if err := s.CreateTurn(t.Context(), u, a); err != nil {
+		t.Fatalf("CreateTurn(%q): %v", text, err)
+	}
+	return u, a
+}
+
+func finish(t *testing.T, s *store.Store, m *store.Message, status string) {
+	t.Helper()
+	m.Status = status
+	m.Content = "reply to " + m.ReplyTo
+	if err := s.FinishMessage(t.Context(), m); err != nil {
+		t.Fatalf("FinishMessage: %v", err)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		alice := newSession(t, s, "alice")
+		time.Sleep(time.Millisecond) // distinct created_at for the ordering check
+		alice2 := newSession(t, s, "alice")
+		bob := newSession(t, s, "bob")
+
+		t.Run("defaults", func(t *testing.T) {
+			got, err := s.GetSession(ctx, alice.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(alice, got, jsonEqual); diff != "" {
+				t.Errorf("GetSession (-created +got):\n%s", diff)
+			}
+			if string(got.Artifacts) != "{}" || string(got.Metadata) != "{}" {
+				t.Errorf("artifacts %s metadata %s, want {} {}", got.Artifacts, got.Metadata)
+			}
+			if got.CreatedAt.IsZero() || got.CreatedAt.Location() != time.UTC {
+				t.Errorf("CreatedAt = %v, want a UTC time", got.CreatedAt)
+			}
+		})
+
+		getCases := []struct {
+			name, id, user string
+			wantErr        error
+		}{
+			{"owner", alice.ID, "alice", nil},
+			{"other user", alice.ID, "bob", store.ErrNotFound},
+			{"missing id", "no-such-id", "alice", store.ErrNotFound},
+			{"empty user", bob.ID, "", store.ErrNotFound},
+		}
+		for _, tc := range getCases {
+			t.Run("get/"+tc.name, func(t *testing.T) {
+				_, err := s.GetSession(ctx, tc.id, tc.user)
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("GetSession err = %v, want %v", err, tc.wantErr)
+				}
+			})
+		}
+
+		t.Run("list newest first, own only", func(t *testing.T) {
+			got, err := s.ListSessions(ctx, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, x := range got {
+				ids = append(ids, x.ID)
+			}
+			if diff := cmp.Diff([]string{alice2.ID, alice.ID}, ids); diff != "" {
+				t.Errorf("ListSessions ids (-want +got):\n%s", diff)
+			}
+			none, err := s.ListSessions(ctx, "carol")
+			if err != nil || len(none) != 0 {
+				t.Errorf("ListSessions(carol) = %v, %v; want empty", none, err)
+			}
+		})
+
+		t.Run("update", func(t *testing.T) {
+			upd := *alice
+			upd.Title, upd.Phase, upd.Status, upd.Locale = "renamed", "stress_test", "active", "zh"
+			upd.Artifacts = store.JSON(`{"strategy": {"strategy_id": "s1"}, "stress_test": {}}`)
+			upd.Metadata = store.JSON(`{"turns": {"strategy": 3}}`)
+			upd.PreviousResponseID = "resp_1"
+			before := upd.UpdatedAt
+			if err := s.UpdateSession(ctx, &upd); err != nil {
+				t.Fatal(err)
+			}
+			if !upd.UpdatedAt.After(before) {
+				t.Errorf("UpdatedAt %v not after %v", upd.UpdatedAt, before)
+			}
+			got, err := s.GetSession(ctx, alice.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&upd, got, jsonEqual); diff != "" {
+				t.Errorf("after UpdateSession (-want +got):\n%s", diff)
+			}
+		})
+
+		t.Run("update other user's session", func(t *testing.T) {
+			stolen := *alice
+			stolen.UserID = "bob"
+			stolen.Title = "mine now"
+			if err := s.UpdateSession(ctx, &stolen); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("UpdateSession err = %v, want ErrNotFound", err)
+			}
+			got, _ := s.GetSession(ctx, alice.ID, "alice")
+			if got.Title == "mine now" {
+				t.Error("another user's update was written")
+			}
+		})
+	})
+}
+
+func TestCreateTurn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+
+		t.Run("fills the pair", func(t *testing.T) {
+			sess := newSession(t, s, "alice")
+			u, a := createTurn(t, s, sess, "hello", "c1")
+			want := []struct{ field, got, want string }{
+				{"user role", u.Role, "user"},
+				{"user status", u.Status, store.StatusCompleted},
+				{"assistant role", a.Role, "assistant"},
+				{"assistant status", a.Status, store.StatusPending},
+				{"assistant session", a.SessionID, sess.ID},
+				{"assistant user", a.UserID, "alice"},
+				{"assistant phase", a.Phase, "strategy"},
+				{"assistant request id", a.RequestID, "req-hello"},
+				{"assistant client request id", a.ClientRequestID, "c1"},
+				{"assistant reply_to", a.ReplyTo, u.ID},
+			}
+			for _, w := range want {
+				if w.got != w.want {
+					t.Errorf("%s = %q, want %q", w.field, w.got, w.want)
+				}
+			}
+			if u.ID == "" || a.ID == "" || !a.CreatedAt.After(u.CreatedAt) {
+				t.Errorf("ids %q %q, times %v %v: want ids and assistant after user", u.ID, a.ID, u.CreatedAt, a.CreatedAt)
+			}
+			got, err := s.ListMessages(ctx, sess.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]store.Message{*u, *a}, got, jsonEqual); diff != "" {
+				t.Errorf("stored turn (-want +got):\n%s", diff)
+			}
+		})
+
+		// Each case runs its steps in a new session of alice's.
+		type step struct {
+			text, clientRequestID string
+			finishFirst           bool // finish every running assistant message before this step
+			wantErr               string
+		}
+		cases := []struct {
+			name  string
+			steps []step
+		}{
+			{"duplicate client_request_id while running", []step{
+				{text: "a", clientRequestID: "same"},
+				{text: "b", clientRequestID: "same", wantErr: "duplicate"},
+			}},
+			{"duplicate client_request_id after finishing", []step{
+				{text: "a", clientRequestID: "same"},
+				{text: "b", clientRequestID: "same", finishFirst: true, wantErr: "duplicate"},
+			}},
+			{"second running generation", []step{
+				{text: "a", clientRequestID: "c1"},
+				{text: "b", clientRequestID: "c2", wantErr: "running"},
+			}},
+			{"second running generation without client ids", []step{
+				{text: "a"},
+				{text: "b", wantErr: "running"},
+			}},
+			{"new turn after FinishMessage", []step{
+				{text: "a", clientRequestID: "c1"},
+				{text: "b", clientRequestID: "c2", finishFirst: true},
+				{text: "c", finishFirst: true},
+			}},
+			{"empty client ids never collide", []step{
+				{text: "a"},
+				{text: "b", finishFirst: true},
+			}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				sess := newSession(t, s, "alice")
+				var users, assistants []*store.Message
+				for i, st := range tc.steps {
+					if st.finishFirst {
+						for _, a := range assistants {
+							if a.Status == store.StatusPending {
+								finish(t, s, a, store.StatusCompleted)
+							}
+						}
+					}
+					u, a := turn(sess, st.text, st.clientRequestID)
+					err := s.CreateTurn(ctx, u, a)
+					checkTurnErr(t, i, err, st.wantErr, users, assistants, st.clientRequestID)
+					if err == nil {
+						users, assistants = append(users, u), append(assistants, a)
+					}
+				}
+				got, err := s.ListMessages(ctx, sess.ID, "alice")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 2*len(users) {
+					t.Errorf("%d messages stored, want %d: refused turns must write nothing", len(got), 2*len(users))
+				}
+			})
+		}
+
+		t.Run("same client_request_id in another session", func(t *testing.T) {
+			createTurn(t, s, newSession(t, s, "alice"), "a", "shared")
+			createTurn(t, s, newSession(t, s, "alice"), "a", "shared")
+		})
+
+		ownerCases := []struct {
+			name   string
+			sessID func(*store.Session) string
+			user   string
+		}{
+			{"other user's session", func(x *store.Session) string { return x.ID }, "bob"},
+			{"missing session", func(*store.Session) string { return "no-such-session" }, "alice"},
+		}
+		for _, tc := range ownerCases {
+			t.Run(tc.name, func(t *testing.T) {
+				sess := newSession(t, s, "alice")
+				u := &store.Message{SessionID: tc.sessID(sess), UserID: tc.user, Content: "x"}
+				if err := s.CreateTurn(ctx, u, &store.Message{}); !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("CreateTurn err = %v, want ErrNotFound", err)
+				}
+			})
+		}
+	})
+}
+
+// checkTurnErr checks the outcome of step i of a CreateTurn case: the typed errors must name
+// the earlier pair (duplicate) or the running assistant message.
+func checkTurnErr(t *testing.T, i int, err error, want string, users, assistants []*store.Message, clientRequestID string) {
+	t.Helper()
+	var dup *store.DuplicateRequestError
+	var running *store.GenerationRunningError
+	switch want {
+	case "":
+		if err != nil {
+			t.Fatalf("step %d: CreateTurn: %v", i, err)
+		}
+	case "duplicate":
+		if !errors.As(err, &dup) {
+			t.Fatalf("step %d: err = %v, want DuplicateRequestError", i, err)
+		}
+		for j, u := range users {
+			if u.ClientRequestID == clientRequestID {
+				wantDup := store.DuplicateRequestError{UserMessageID: u.ID, AssistantMessageID: assistants[j].ID}
+				if *dup != wantDup {
+					t.Errorf("step %d: %+v, want %+v", i, *dup, wantDup)
+				}
+			}
+		}
+	case "running":
+		if !errors.As(err, &running) {
+			t.Fatalf("step %d: err = %v, want GenerationRunningError", i, err)
+		}
+		if last := assistants[len(assistants)-1]; running.MessageID != last.ID {
+			t.Errorf("step %d: running message %q, want %q", i, running.MessageID, last.ID)
+		}
+	}
+}
+
+func TestCreateTurnConcurrent(t *testing.T) {
+	const writers = 8
+	cases := []struct {
+		name          string
+		clientRequest func(i int) string
+		wantLoserErr  string
+	}{
+		{"distinct client ids", func(i int) string { return fmt.Sprint("c", i) }, "running"},
+		{"same client id", func(int) string { return "same" }, "duplicate"},
+	}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				sess := newSession(t, s, "alice")
+				var wg sync.WaitGroup
+				errs := make([]error, writers)
+				pairs := make([][2]*store.Message, writers)
+				start := make(chan struct{})
+				for i := range writers {
+					wg.Go(func() {
+						u, a := turn(sess, fmt.Sprint("m", i), tc.clientRequest(i))
+						pairs[i] = [2]*store.Message{u, a}
+						<-start
+						errs[i] = s.CreateTurn(t.Context(), u, a)
+					})
+				}
+				close(start)
+				wg.Wait()
+
+				winner := -1
+				for i, err := range errs {
+					if err == nil {
+						if winner >= 0 {
+							t.Fatalf("writers %d and %d both succeeded", winner, i)
+						}
+						winner = i
+					}
+				}
+				if winner < 0 {
+					t.Fatalf("no writer succeeded: %v", errs)
+				}
+				for i, err := range errs {
+					if i == winner {
+						continue
+					}
+					checkTurnErr(t, i, err, tc.wantLoserErr,
+						[]*store.Message{pairs[winner][0]}, []*store.Message{pairs[winner][1]}, tc.clientRequest(i))
+				}
+				msgs, err := s.ListMessages(t.Context(), sess.ID, "alice")
+				if err != nil || len(msgs) != 2 {
+					t.Fatalf("ListMessages = %d messages, %v; want 2", len(msgs), err)
+				}
+			})
+		}
+	})
+}
+
+func TestMessages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		sess := newSession(t, s, "alice")
+		u1, a1 := createTurn(t, s, sess, "one", "")
+
+		t.Run("null JSON columns", func(t *testing.T) {
+			got, err := s.GetMessage(ctx, a1.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, j := range map[string]store.JSON{"tool_calls": got.ToolCalls, "genui": got.GenUI,
+				"state_patch": got.StatePatch, "validation": got.Validation, "usage": got.Usage,
+				"error": got.Error, "metadata": got.Metadata} {
+				if j != nil {
+					t.Errorf("%s = %q, want nil", name, j)
+				}
+			}
+			if got.CompletedAt != nil || got.ReplyTo != u1.ID {
+				t.Errorf("CompletedAt %v ReplyTo %q, want nil and %q", got.CompletedAt, got.ReplyTo, u1.ID)
+			}
+			b, _ := json.Marshal(got)
+			var wire map[string]any
+			_ = json.Unmarshal(b, &wire)
+			if v, ok := wire["genui"]; !ok || v != nil {
+				t.Errorf("genui on the wire = %v (present %v), want null", v, ok)
+			}
+		})
+
+		t.Run("status moves", func(t *testing.T) {
+			if err := s.SetMessageStatus(ctx, a1.ID, store.StatusStreaming); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetMessageStatus(ctx, "no-such-message", store.StatusStreaming); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("SetMessageStatus(missing) err = %v, want ErrNotFound", err)
+			}
+			got, _ := s.GetMessage(ctx, a1.ID, "alice")
+			if got.Status != store.StatusStreaming {
+				t.Errorf("status %q, want streaming", got.Status)
+			}
+		})
+
+		t.Run("unfinished", func(t *testing.T) {
+			got, err := s.ListUnfinishedMessages(ctx)
+			if err != nil || len(got) != 1 || got[0].ID != a1.ID {
+				t.Fatalf("ListUnfinishedMessages = %v, %v; want [%s]", got, err, a1.ID)
+			}
+		})
+
+		t.Run("finish round-trips JSON and NULLs", func(t *testing.T) {
+			done := time.Date(2026, 11, 22, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
+			a1.Status = store.StatusCompleted
+			a1.Content = "<final>你好</final>"
+			a1.ResponseID = "resp_1"
+			a1.ToolCalls = store.JSON(`[{"name": "validate_strategy", "arguments": {"a": [1, 2]}, "status": "success"}]`)
+			a1.GenUI = store.JSON(`[{"type":"strategy_ref","strategy_id":"s1"}]`)
+			a1.StatePatch = store.JSON(`{"strategy": {"name": null}}`)
+			a1.Validation = store.JSON(`{"valid": true, "errors": []}`)
+			a1.Usage = store.JSON(`{"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}`)
+			a1.Error = nil
+			a1.Metadata = store.JSON("null") // the literal null is stored as NULL
+			a1.LastEventID = 7
+			a1.CompletedAt = &done
+			if err := s.FinishMessage(ctx, a1); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetMessage(ctx, a1.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := *a1
+			want.Metadata = nil
+			if diff := cmp.Diff(&want, got, jsonEqual); diff != "" {
+				t.Errorf("after FinishMessage (-want +got):\n%s", diff)
+			}
+			if !got.CompletedAt.Equal(done.Truncate(time.Microsecond)) {
+				t.Errorf("CompletedAt %v, want %v to the microsecond", got.CompletedAt, done)
+			}
+		})
+
+		t.Run("finish refuses a running status and unknown ids", func(t *testing.T) {
+			m := *a1
+			m.Status = store.StatusStreaming
+			if err := s.FinishMessage(ctx, &m); err == nil {
+				t.Error("FinishMessage(streaming) = nil, want an error")
+			}
+			m.Status, m.ID = store.StatusFailed, "no-such-message"
+			if err := s.FinishMessage(ctx, &m); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("FinishMessage(missing) = %v, want ErrNotFound", err)
+			}
+		})
+
+		t.Run("invalid JSON is refused", func(t *testing.T) {
+			m := *a1
+			m.GenUI = store.JSON(`{"broken"`)
+			if err := s.FinishMessage(ctx, &m); err == nil {
+				t.Error("FinishMessage with invalid JSON = nil, want an error")
+			}
+		})
+
+		u2, a2 := createTurn(t, s, sess, "two", "")
+		finish(t, s, a2, store.StatusFailed)
+		u3, a3 := createTurn(t, s, sess, "three", "")
+		finish(t, s, a3, store.StatusCompleted)
+		u4, a4 := createTurn(t, s, sess, "four", "")
+
+		t.Run("list oldest first", func(t *testing.T) {
+			got, err := s.ListMessages(ctx, sess.ID, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(ids(u1, a1, u2, a2, u3, a3, u4, a4), ids(ptrs(got)...)); diff != "" {
+				t.Errorf("ListMessages order (-want +got):\n%s", diff)
+			}
+		})
+
+		// Completed, in order: u1 a1 u2 u3 a3 u4 (a2 failed, a4 still pending).
+		latestCases := []struct {
+			name string
+			n    int
+			want []string
+		}{
+			{"last three completed", 3, ids(u3, a3, u4)},
+			{"more than there are", 100, ids(u1, a1, u2, u3, a3, u4)},
+			{"zero", 0, nil},
+		}
+		for _, tc := range latestCases {
+			t.Run("latest/"+tc.name, func(t *testing.T) {
+				got, err := s.LatestMessages(ctx, sess.ID, tc.n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, ids(ptrs(got)...)); diff != "" {
+					t.Errorf("LatestMessages(%d) (-want +got):\n%s", tc.n, diff)
+				}
+			})
+		}
+
+		ownerCases := []struct {
+			name      string
+			get       func() error
+			wantError error
+		}{
+			{"get message of another user", func() error { _, err := s.GetMessage(ctx, a1.ID, "bob"); return err }, store.ErrNotFound},
+			{"get missing message", func() error { _, err := s.GetMessage(ctx, "nope", "alice"); return err }, store.ErrNotFound},
+			{"list another user's session", func() error { _, err := s.ListMessages(ctx, sess.ID, "bob"); return err }, store.ErrNotFound},
+			{"list missing session", func() error { _, err := s.ListMessages(ctx, "nope", "alice"); return err }, store.ErrNotFound},
+		}
+		for _, tc := range ownerCases {
+			t.Run(tc.name, func(t *testing.T) {
+				if err := tc.get(); !errors.Is(err, tc.wantError) {
+					t.Errorf("err = %v, want %v", err, tc.wantError)
+				}
+			})
+		}
+	})
+}
+
+func ids(ms ...*store.Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+func ptrs(ms []store.Message) []*store.Message {
+	out := make([]*store.Message, len(ms))
+	for i := range ms {
+		out[i] = &ms[i]
+	}
+	return out
+}
