@@ -1,0 +1,384 @@
+package scripted_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"go.uber.org/goleak"
+
+	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
+	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// start serves a scripted upstream on loopback for one test and returns it with a client.
+func start(t *testing.T, opts scripted.Options) (*scripted.Running, *upstream.Client) {
+	t.Helper()
+	run, err := scripted.Listen(t.Context(), "127.0.0.1:0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := upstream.New(upstream.Config{BaseURL: run.URL()})
+	t.Cleanup(func() {
+		c.CloseIdleConnections()
+		if err := run.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return run, c
+}
+
+// turn is what a test saw of one streamed response.
+type turn struct {
+	events  []upstream.Event
+	text    string
+	deltas  int
+	err     error
+	created time.Time // when response.created arrived
+	first   time.Time // when the first delta arrived
+}
+
+// completed reports whether the response ended with EventCompleted.
+func (tr turn) completed() bool {
+	return len(tr.events) > 0 && tr.events[len(tr.events)-1].Kind == upstream.EventCompleted
+}
+
+// ask streams one request whose latest user message is userText.
+func ask(ctx context.Context, c *upstream.Client, instructions, userText string) turn {
+	var tr turn
+	req := upstream.Request{
+		Model:        "scripted-test",
+		Instructions: instructions,
+		Input:        []upstream.InputItem{{Role: "user", Content: "an earlier question"}, {Role: "assistant", Content: "an answer"}, {Role: "user", Content: userText}},
+	}
+	for ev, err := range c.Stream(ctx, req) {
+		if err != nil {
+			tr.err = err
+			break
+		}
+		tr.events = append(tr.events, ev)
+		switch ev.Kind {
+		case upstream.EventCreated:
+			tr.created = time.Now()
+		case upstream.EventTextDelta:
+			if tr.deltas == 0 {
+				tr.first = time.Now()
+			}
+			tr.deltas++
+			tr.text += ev.Delta
+		}
+	}
+	return tr
+}
+
+// wellFormed is the structural check of a reply: the ThinkingML validator when it agrees,
+// plus the shape any reply of the scripted upstream has.
+func wellFormed(reply string) bool {
+	shape := strings.HasPrefix(reply, "<thinking>\n<phase id=\"1\"><title>") &&
+		strings.Contains(reply, "</thinking>\n<final>\n") &&
+		strings.Contains(reply, "\n<!-- <serp_queries>\n[\"") &&
+		strings.HasSuffix(reply, "\"]\n</serp_queries> -->\n</final>\n") &&
+		strings.Count(reply, "<phase ") == strings.Count(reply, "</phase>")
+	return shape && thinkingml.Validate(reply, thinkingml.Options{}).Valid
+}
+
+// finalHasCJK reports whether the <final> part of a reply holds Chinese text.
+func finalHasCJK(reply string) bool {
+	_, final, _ := strings.Cut(reply, "<final>")
+	return strings.IndexFunc(final, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+}
+
+func TestReplies(t *testing.T) {
+	tests := []struct {
+		name         string
+		instructions string
+		user         string
+		wantChinese  bool
+		wantQuote    string
+	}{
+		{name: "english", instructions: "You are a helpful assistant.", user: "Help me design a momentum strategy <fast> & cheap", wantQuote: "Help me design a momentum strategy &lt;fast&gt; &amp; cheap"},
+		{name: "chinese user text", instructions: "You are a helpful assistant.", user: "帮我设计一个动量策略", wantChinese: true, wantQuote: "帮我设计一个动量策略"},
+		{name: "chinese instructions", instructions: "你是一个助手。", user: "hello", wantChinese: true, wantQuote: "hello"},
+		{name: "locale marker", instructions: "Session\nLocale: ZH\n", user: "hello", wantChinese: true, wantQuote: "hello"},
+	}
+	_, c := start(t, scripted.Options{Pace: -1})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := ask(t.Context(), c, tt.instructions, tt.user)
+			if tr.err != nil || !tr.completed() {
+				t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
+			}
+			first, last := tr.events[0], tr.events[len(tr.events)-1]
+			if first.Kind != upstream.EventCreated || !strings.HasPrefix(first.ResponseID, "resp_") || !strings.HasPrefix(first.UpstreamRequestID, "req_") {
+				t.Errorf("first event = %+v, want created with resp_ and req_ ids", first)
+			}
+			if last.ResponseID != first.ResponseID || last.Model != "scripted-test" {
+				t.Errorf("completed = %+v, want the created id %s and the requested model", last, first.ResponseID)
+			}
+			if u := last.Usage; u == nil || u.InputTokens <= 0 || u.OutputTokens <= 0 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+				t.Errorf("usage = %+v", u)
+			}
+			if !wellFormed(tr.text) {
+				t.Errorf("reply is not well-formed ThinkingML:\n%s", tr.text)
+			}
+			if finalHasCJK(tr.text) != tt.wantChinese {
+				t.Errorf("Chinese = %v, want %v:\n%s", !tt.wantChinese, tt.wantChinese, tr.text)
+			}
+			if !strings.Contains(tr.text, tt.wantQuote) {
+				t.Errorf("reply does not quote %q:\n%s", tt.wantQuote, tr.text)
+			}
+		})
+	}
+}
+
+func TestWireFormat(t *testing.T) {
+	run, _ := start(t, scripted.Options{Pace: -1})
+	body := `{"model":"m","stream":true,"input":"hi"}`
+	resp, err := http.Post(run.URL()+"/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("Content-Type = %q, X-Request-Id = %q", ct, resp.Header.Get("X-Request-Id"))
+	}
+	var types []string
+	for i, block := range strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n") {
+		name, data, ok := strings.Cut(block, "\ndata: ")
+		var ev struct {
+			Type string `json:"type"`
+			Seq  *int   `json:"sequence_number"`
+		}
+		if !ok || json.Unmarshal([]byte(data), &ev) != nil || "event: "+ev.Type != name || ev.Seq == nil || *ev.Seq != i {
+			t.Fatalf("event %d is malformed or out of sequence:\n%s", i, block)
+		}
+		if len(types) == 0 || types[len(types)-1] != ev.Type {
+			types = append(types, ev.Type)
+		}
+	}
+	want := []string{
+		"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.done", "response.content_part.done",
+		"response.output_item.done", "response.completed",
+	}
+	if strings.Join(types, " ") != strings.Join(want, " ") {
+		t.Errorf("event order\n got %v\nwant %v", types, want)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	_, c := start(t, scripted.Options{Pace: time.Millisecond})
+	tests := []struct {
+		name  string
+		user  string
+		check func(t *testing.T, tr turn)
+		// timeout bounds the request; 0 means the test's own.
+		timeout time.Duration
+	}{
+		{name: "slow first token default", user: "hi [[fault:slow_first_token]]", check: firstTokenAfter(2 * time.Second)},
+		{name: "first token ms", user: "hi [[first_token_ms:300]]", check: firstTokenAfter(300 * time.Millisecond)},
+		{name: "mid-stream error", user: "hi [[fault:mid_stream_error]]", check: func(t *testing.T, tr turn) {
+			wantPartial(t, tr)
+			var e *upstream.Error
+			if !errors.As(tr.err, &e) || e.Code != upstream.CodeProvider || e.UpstreamCode != "server_error" {
+				t.Errorf("err = %v, want provider_error [server_error]", tr.err)
+			}
+		}},
+		{name: "HTTP 429", user: "hi [[fault:http_429]]", check: func(t *testing.T, tr turn) {
+			var e *upstream.Error
+			if !errors.As(tr.err, &e) || e.Code != upstream.CodeRateLimited || e.HTTPStatus != 429 || e.RetryAfter != time.Second || e.UpstreamCode != "rate_limit_exceeded" || e.Message == "" {
+				t.Errorf("err = %#v, want rate_limited with Retry-After 1s", tr.err)
+			}
+		}},
+		{name: "HTTP 500", user: "hi [[fault:http_500]]", check: func(t *testing.T, tr turn) {
+			var e *upstream.Error
+			if !errors.As(tr.err, &e) || e.Code != upstream.CodeUnavailable || e.HTTPStatus != 500 || e.UpstreamCode != "server_error" {
+				t.Errorf("err = %v, want upstream_unavailable (HTTP 500)", tr.err)
+			}
+		}},
+		{name: "stall", user: "hi [[fault:stall]]", timeout: 500 * time.Millisecond, check: func(t *testing.T, tr turn) {
+			wantPartial(t, tr)
+			if tr.err != context.DeadlineExceeded {
+				t.Errorf("err = %v, want the request's deadline", tr.err)
+			}
+		}},
+		{name: "abrupt close", user: "hi [[fault:abrupt_close]]", check: func(t *testing.T, tr turn) {
+			wantPartial(t, tr)
+			if !errors.Is(tr.err, upstream.ErrProvider) || !errors.Is(tr.err, io.ErrUnexpectedEOF) {
+				t.Errorf("err = %v, want provider_error from a cut connection", tr.err)
+			}
+		}},
+		{name: "broken xml", user: "hi [[fault:broken_xml]]", check: func(t *testing.T, tr turn) {
+			if !tr.completed() || wellFormed(tr.text) {
+				t.Errorf("completed = %v, well-formed = %v; want a complete but broken reply:\n%s", tr.completed(), wellFormed(tr.text), tr.text)
+			}
+		}},
+		{name: "wrong language", user: "hi there [[fault:wrong_language]]", check: func(t *testing.T, tr turn) {
+			if !tr.completed() || !wellFormed(tr.text) || !finalHasCJK(tr.text) {
+				t.Fatalf("want a complete, valid Chinese reply to an English message:\n%s", tr.text)
+			}
+			if res := thinkingml.CheckLanguage(tr.text, "en"); res.OK {
+				t.Errorf("the language check accepts it as English: %s", res.Reason)
+			}
+		}},
+		{name: "pace ms", user: "hi [[pace_ms:60]]", check: func(t *testing.T, tr turn) {
+			if !tr.completed() {
+				t.Fatalf("err = %v", tr.err)
+			}
+			if least := time.Duration(tr.deltas-1) * 60 * time.Millisecond; time.Since(tr.first) < least {
+				t.Errorf("%d deltas took %v, want at least %v", tr.deltas, time.Since(tr.first), least)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			if tt.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			tt.check(t, ask(ctx, c, "", tt.user))
+		})
+	}
+}
+
+// firstTokenAfter checks that the first delta came at least d after response.created and
+// that the reply then completed normally.
+func firstTokenAfter(d time.Duration) func(t *testing.T, tr turn) {
+	return func(t *testing.T, tr turn) {
+		if !tr.completed() || !wellFormed(tr.text) {
+			t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
+		}
+		if gap := tr.first.Sub(tr.created); gap < d {
+			t.Errorf("first delta %v after created, want at least %v", gap, d)
+		}
+	}
+}
+
+// wantPartial checks that some text arrived before the stream failed.
+func wantPartial(t *testing.T, tr turn) {
+	t.Helper()
+	if tr.deltas == 0 || tr.completed() || tr.err == nil {
+		t.Errorf("deltas = %d, completed = %v, err = %v; want some text, then a failure", tr.deltas, tr.completed(), tr.err)
+	}
+}
+
+func TestOnceFaults(t *testing.T) {
+	_, c := start(t, scripted.Options{Pace: -1})
+	tests := []struct {
+		marker string
+		bad    func(reply string) bool
+	}{
+		{marker: "[[fault:broken_xml_once]]", bad: func(r string) bool { return !wellFormed(r) }},
+		{marker: "[[fault:wrong_language_once]]", bad: finalHasCJK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.marker, func(t *testing.T) {
+			user := "plan a strategy " + tt.marker
+			// The correction retry resends the same message with other instructions.
+			for i, wantBad := range []bool{true, false, true} {
+				tr := ask(t.Context(), c, "attempt "+string(rune('1'+i)), user)
+				if !tr.completed() {
+					t.Fatalf("request %d: err = %v", i+1, tr.err)
+				}
+				if got := tt.bad(tr.text); got != wantBad {
+					t.Errorf("request %d: bad = %v, want %v:\n%s", i+1, got, wantBad, tr.text)
+				}
+			}
+			// Another message has its own first time.
+			if tr := ask(t.Context(), c, "", "something else "+tt.marker); !tt.bad(tr.text) {
+				t.Errorf("a new message got the good reply first:\n%s", tr.text)
+			}
+		})
+	}
+}
+
+func TestRequestsRecord(t *testing.T) {
+	run, c := start(t, scripted.Options{Pace: -1})
+	req := upstream.Request{Model: "m", Input: []upstream.InputItem{{Role: "user", Content: "recorded"}}, Headers: http.Header{"X-Mcp-Context": {"jwt"}}}
+	for _, err := range c.Stream(t.Context(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Get(run.URL() + "/_scripted/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	var got struct {
+		Requests []struct {
+			Headers map[string][]string `json:"headers"`
+			Body    struct {
+				Model  string `json:"model"`
+				Stream bool   `json:"stream"`
+				Input  []struct {
+					Content string `json:"content"`
+				} `json:"input"`
+			} `json:"body"`
+		} `json:"requests"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Requests) != 1 {
+		t.Fatalf("recorded %d requests, want 1", len(got.Requests))
+	}
+	r := got.Requests[0]
+	if r.Body.Model != "m" || !r.Body.Stream || len(r.Body.Input) != 1 || r.Body.Input[0].Content != "recorded" || r.Headers["X-Mcp-Context"][0] != "jwt" {
+		t.Errorf("recorded %+v", r)
+	}
+
+	// The record keeps the last 100.
+	for i := range 120 {
+		resp, err := http.Post(run.URL()+"/responses", "application/json", strings.NewReader(`{"n":`+strings.Repeat("1", 1+i%3)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if n := len(run.Server().Requests()); n != 100 {
+		t.Errorf("kept %d requests, want 100", n)
+	}
+}
+
+func TestCloseEndsOpenStreams(t *testing.T) {
+	run, err := scripted.Listen(t.Context(), "", scripted.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := upstream.New(upstream.Config{BaseURL: run.URL()})
+	defer c.CloseIdleConnections()
+	got := make(chan turn, 1)
+	go func() { got <- ask(context.Background(), c, "", "hi [[fault:stall]]") }()
+	time.Sleep(200 * time.Millisecond) // let the stream reach its stall
+	start := time.Now()
+	if err := run.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v with a stalled stream open", d)
+	}
+	if tr := <-got; tr.completed() || tr.err == nil {
+		t.Errorf("the stalled stream ended with completed = %v, err = %v", tr.completed(), tr.err)
+	}
+}

@@ -1,0 +1,287 @@
+// Package scripted is a stand-in for the LLM upstream: an http.Handler that speaks the same
+// Responses-API streaming wire format as the real service (upstream-wire.md) and answers
+// every request with a canned ThinkingML reply.
+//
+// It exists so Phaseflow runs on a bare machine (it is the default upstream when none is
+// configured, and `phaseflow mock-upstream` serves it alone) and so end-to-end tests can
+// drive failures through the real server: markers such as [[fault:http_429]] or
+// [[fault:stall]] in the latest user message select a fault ([Server.ServeHTTP] lists
+// them). Every request is recorded so tests can check what the orchestrator actually sent.
+//
+// The reply is in Chinese when the request's instructions or latest user message contain
+// CJK characters or the instructions say "locale: zh", and in English otherwise.
+package scripted
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Options tune the pace of the scripted stream. Zero values pick the defaults.
+type Options struct {
+	// ChunkSize is the number of runes (not bytes, so no delta splits a UTF-8 sequence)
+	// per response.output_text.delta. Default 24.
+	ChunkSize int
+	// Pace is the delay between two deltas; it makes the stream look like generation and
+	// gives tests time to act mid-stream. Default 2ms; negative means none.
+	Pace time.Duration
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+}
+
+// The defaults of Options.
+const (
+	DefaultChunkSize = 24
+	DefaultPace      = 2 * time.Millisecond
+)
+
+// maxRecorded is how many requests [Server.Requests] keeps.
+const maxRecorded = 100
+
+// maxRequestBody bounds a request body; real ones are a few KiB.
+const maxRequestBody = 4 << 20
+
+// RecordedRequest is one request the scripted upstream received.
+type RecordedRequest struct {
+	// Path is the request path, such as /v1/responses.
+	Path string `json:"path"`
+	// Headers are the request headers as received.
+	Headers http.Header `json:"headers"`
+	// Body is the JSON body, or a JSON string holding the body when it was not JSON.
+	Body json.RawMessage `json:"body"`
+}
+
+// Server is the scripted upstream. It is safe for concurrent use; create it with [New].
+type Server struct {
+	chunkSize int
+	pace      time.Duration
+	log       *slog.Logger
+	mux       *http.ServeMux
+	once      onceTracker
+
+	mu       sync.Mutex
+	requests []RecordedRequest
+}
+
+// New returns a scripted upstream with opts applied.
+func New(opts Options) *Server {
+	s := &Server{chunkSize: opts.ChunkSize, pace: opts.Pace, log: opts.Logger}
+	if s.chunkSize <= 0 {
+		s.chunkSize = DefaultChunkSize
+	}
+	switch {
+	case s.pace == 0:
+		s.pace = DefaultPace
+	case s.pace < 0:
+		s.pace = 0
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /responses", s.handleResponses)
+	s.mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	s.mux.HandleFunc("GET /_scripted/requests", s.handleRequests)
+	s.mux.HandleFunc("GET /v1/_scripted/requests", s.handleRequests)
+	return s
+}
+
+// ServeHTTP serves POST /responses and /v1/responses (the stream) and GET
+// /_scripted/requests (the record, also under /v1).
+//
+// Markers in the latest user message change the reply:
+//
+//	[[fault:slow_first_token]]  wait 2s before the first delta ([[first_token_ms:N]] sets the wait)
+//	[[fault:mid_stream_error]]  some deltas, then an error event (nested shape)
+//	[[fault:http_429]]          HTTP 429, Retry-After: 1, JSON error body
+//	[[fault:http_500]]          HTTP 500, JSON error body
+//	[[fault:stall]]             some deltas, then silence until the client leaves
+//	[[fault:abrupt_close]]      some deltas, then the connection drops, no terminal event
+//	[[fault:broken_xml]]        a reply with a mismatched closing tag
+//	[[fault:wrong_language]]    a reply in the other language
+//	[[fault:broken_xml_once]], [[fault:wrong_language_once]]
+//	                            bad on the first request with this message, good on the next
+//	[[pace_ms:N]]               N ms between deltas for this reply
+//	[[scenario:NAME]]           the reply of another scenario
+//
+// When several stream faults are given, mid_stream_error wins over abrupt_close, which
+// wins over stall.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// Requests returns the last requests received, oldest first (at most 100).
+func (s *Server) Requests() []RecordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RecordedRequest(nil), s.requests...)
+}
+
+// record keeps r with its body, dropping the oldest beyond maxRecorded.
+func (s *Server) record(r *http.Request, body []byte) {
+	rec := RecordedRequest{Path: r.URL.Path, Headers: r.Header.Clone(), Body: body}
+	if !json.Valid(body) {
+		rec.Body, _ = json.Marshal(string(body)) // a string always marshals
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) >= maxRecorded {
+		s.requests = append(s.requests[:0:0], s.requests[len(s.requests)-maxRecorded+1:]...)
+	}
+	s.requests = append(s.requests, rec)
+}
+
+// handleRequests answers the record as {"requests":[…]}.
+func (s *Server) handleRequests(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(struct {
+		Requests []RecordedRequest `json:"requests"`
+	}{s.Requests()})
+}
+
+// handleResponses answers one Responses request.
+func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
+	requestID := "req_" + newID()
+	w.Header().Set("X-Request-Id", requestID)
+	// Reading the whole body first also lets net/http notice a client that goes away
+	// (golang/go#23262), which the stall fault relies on.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body.")
+		return
+	}
+	s.record(r, body)
+	var req incoming
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The request body is not valid JSON.")
+		return
+	}
+	if !req.Stream {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The scripted upstream only streams: send \"stream\": true.")
+		return
+	}
+	userText := latestUserText(req.Input)
+	f := parseFaults(userText)
+	log := s.log.With("request_id", requestID)
+	if status := httpFault(f); status != 0 {
+		log.Info("scripted upstream: HTTP fault", "status", status)
+		writeHTTPFault(w, status)
+		return
+	}
+	p := s.plan(req, userText, f)
+	log.Info("scripted upstream: reply", "response_id", p.respID, "chars", len(p.text), "ending", p.ending)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a server WriteTimeout would cut the stream
+	w.WriteHeader(http.StatusOK)
+	if err := p.run(r.Context(), &eventWriter{w: w, rc: rc}); err != nil {
+		log.Info("scripted upstream: stream ended early", "err", err)
+	}
+}
+
+// plan decides the whole reply of one request.
+func (s *Server) plan(req incoming, userText string, f faults) *plan {
+	lang := pickLanguage(req.Instructions, userText)
+	brokenXML, wrongLanguage := f.brokenXML, f.wrongLanguage
+	for _, marker := range f.once {
+		if s.once.bad(marker, userText) {
+			brokenXML = brokenXML || marker == "broken_xml_once"
+			wrongLanguage = wrongLanguage || marker == "wrong_language_once"
+		}
+	}
+	if wrongLanguage {
+		lang = lang.other()
+	}
+	text := render(pickReply(f.scenario, lang), userText, !wrongLanguage)
+	if brokenXML {
+		text = breakXML(text)
+	}
+	p := &plan{
+		respID:      "resp_" + newID(),
+		msgID:       "msg_" + newID(),
+		model:       firstNonEmpty(req.Model, "scripted"),
+		createdAt:   time.Now().Unix(),
+		text:        text,
+		chunkSize:   s.chunkSize,
+		pace:        s.pace,
+		firstToken:  f.firstToken,
+		inputTokens: estimateTokens(req.Instructions, string(req.Input)),
+	}
+	if f.pace > 0 {
+		p.pace = f.pace
+	}
+	switch {
+	case f.midStream:
+		p.ending = endError
+	case f.abruptClose:
+		p.ending = endAbruptClose
+	case f.stall:
+		p.ending = endStall
+	}
+	return p
+}
+
+// httpFault returns the status an HTTP fault asks for, 0 for none.
+func httpFault(f faults) int {
+	switch {
+	case f.http429:
+		return http.StatusTooManyRequests
+	case f.http500:
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+// writeHTTPFault answers with the error the real API gives for status.
+func writeHTTPFault(w http.ResponseWriter, status int) {
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		writeAPIError(w, status, "requests", "rate_limit_exceeded",
+			"Rate limit reached for the scripted upstream on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1s.")
+		return
+	}
+	writeAPIError(w, status, "server_error", "server_error",
+		"The server had an error while processing your request. Sorry about that!")
+}
+
+// writeAPIError writes the API's JSON error body, {"error":{message,type,param,code}}.
+func writeAPIError(w http.ResponseWriter, status int, typ, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	body := struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}{}
+	body.Error.Message, body.Error.Type = msg, typ
+	if code != "" {
+		body.Error.Code = &code
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// newID returns 32 hex digits for response, message and request ids.
+func newID() string {
+	return strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// firstNonEmpty returns the first of vs that is not empty.
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

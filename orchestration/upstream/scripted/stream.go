@@ -1,0 +1,253 @@
+package scripted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// eventWriter writes Responses stream events: `event:` and `data:` lines with the type and
+// a rising sequence_number first in the JSON, as the real API does, and a flush after each.
+type eventWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	seq int
+}
+
+// send writes one event of type typ whose other fields are payload's (a struct marshalling
+// to a JSON object). A write or flush error means the client is gone.
+func (e *eventWriter) send(typ string, payload any) error {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", typ, err)
+	}
+	var b bytes.Buffer
+	b.WriteString("event: ")
+	b.WriteString(typ)
+	b.WriteString("\ndata: {\"type\":")
+	q, _ := json.Marshal(typ)
+	b.Write(q)
+	b.WriteString(`,"sequence_number":`)
+	b.WriteString(strconv.Itoa(e.seq))
+	if len(body) > 2 { // not "{}"
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	b.WriteString("\n\n")
+	e.seq++
+	if _, err := e.w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", typ, err)
+	}
+	if err := e.rc.Flush(); err != nil {
+		return fmt.Errorf("flush %s: %w", typ, err)
+	}
+	return nil
+}
+
+// Wire shapes of the events the scripted upstream sends (upstream-wire.md §2).
+type (
+	wireResponse struct {
+		ID        string        `json:"id"`
+		Object    string        `json:"object"`
+		CreatedAt int64         `json:"created_at"`
+		Status    string        `json:"status"`
+		Model     string        `json:"model"`
+		Output    []messageItem `json:"output"`
+		Usage     *wireUsage    `json:"usage"`
+	}
+	wireUsage struct {
+		InputTokens        int `json:"input_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokens        int `json:"output_tokens"`
+		OutputTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+		TotalTokens int `json:"total_tokens"`
+	}
+	messageItem struct {
+		ID      string     `json:"id"`
+		Type    string     `json:"type"`
+		Status  string     `json:"status"`
+		Role    string     `json:"role"`
+		Content []textPart `json:"content"`
+	}
+	textPart struct {
+		Type        string            `json:"type"`
+		Text        string            `json:"text"`
+		Annotations []json.RawMessage `json:"annotations"`
+	}
+	responseEvent struct {
+		Response wireResponse `json:"response"`
+	}
+	itemEvent struct {
+		OutputIndex int         `json:"output_index"`
+		Item        messageItem `json:"item"`
+	}
+	partEvent struct {
+		ItemID       string   `json:"item_id"`
+		OutputIndex  int      `json:"output_index"`
+		ContentIndex int      `json:"content_index"`
+		Part         textPart `json:"part"`
+	}
+	deltaEvent struct {
+		ItemID       string            `json:"item_id"`
+		OutputIndex  int               `json:"output_index"`
+		ContentIndex int               `json:"content_index"`
+		Delta        string            `json:"delta"`
+		Logprobs     []json.RawMessage `json:"logprobs"`
+	}
+	textDoneEvent struct {
+		ItemID       string            `json:"item_id"`
+		OutputIndex  int               `json:"output_index"`
+		ContentIndex int               `json:"content_index"`
+		Text         string            `json:"text"`
+		Logprobs     []json.RawMessage `json:"logprobs"`
+	}
+	errorEvent struct {
+		Error apiError `json:"error"`
+	}
+	apiError struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    string  `json:"code"`
+	}
+)
+
+// newTextPart returns an output_text part; annotations is [] rather than null, as upstream.
+func newTextPart(text string) textPart {
+	return textPart{Type: "output_text", Text: text, Annotations: []json.RawMessage{}}
+}
+
+// ending is how a scripted stream ends after its cut point.
+type ending int
+
+const (
+	endComplete    ending = iota // all deltas, then response.completed
+	endError                     // an error event (nested shape)
+	endStall                     // nothing more until the client leaves
+	endAbruptClose               // the connection drops without a terminal event
+)
+
+// String names the ending for logs.
+func (e ending) String() string {
+	switch e {
+	case endError:
+		return "mid_stream_error"
+	case endStall:
+		return "stall"
+	case endAbruptClose:
+		return "abrupt_close"
+	}
+	return "complete"
+}
+
+// plan is one scripted response, decided before the first byte is written.
+type plan struct {
+	respID, msgID string
+	model         string
+	createdAt     int64
+	text          string
+	chunkSize     int
+	pace          time.Duration
+	firstToken    time.Duration
+	ending        ending
+	inputTokens   int
+}
+
+// run streams p. It returns when the response is written, the client is gone (ctx), or a
+// write fails; endAbruptClose panics with http.ErrAbortHandler, net/http's way of dropping
+// the connection without the chunked terminator.
+func (p *plan) run(ctx context.Context, ew *eventWriter) error {
+	resp := wireResponse{ID: p.respID, Object: "response", CreatedAt: p.createdAt, Status: "in_progress", Model: p.model, Output: []messageItem{}}
+	item := messageItem{ID: p.msgID, Type: "message", Status: "in_progress", Role: "assistant", Content: []textPart{}}
+	if err := p.open(ew, resp, item); err != nil {
+		return err
+	}
+	pieces := chunks(p.text, p.chunkSize)
+	cut := len(pieces)
+	if p.ending != endComplete {
+		cut = max(1, len(pieces)/3)
+	}
+	for i, piece := range pieces[:cut] {
+		wait := p.pace
+		if i == 0 {
+			wait = p.firstToken
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		if err := ew.send("response.output_text.delta", deltaEvent{ItemID: p.msgID, ContentIndex: 0, Delta: piece, Logprobs: []json.RawMessage{}}); err != nil {
+			return err
+		}
+	}
+	switch p.ending {
+	case endError:
+		return ew.send("error", errorEvent{Error: apiError{
+			Type: "server_error", Code: "server_error",
+			Message: "The scripted upstream failed in the middle of the stream ([[fault:mid_stream_error]]).",
+		}})
+	case endStall:
+		<-ctx.Done()
+		return ctx.Err()
+	case endAbruptClose:
+		panic(http.ErrAbortHandler)
+	}
+	return p.close(ew, resp, item)
+}
+
+// open sends the events before the first delta.
+func (p *plan) open(ew *eventWriter, resp wireResponse, item messageItem) error {
+	if err := ew.send("response.created", responseEvent{resp}); err != nil {
+		return err
+	}
+	if err := ew.send("response.in_progress", responseEvent{resp}); err != nil {
+		return err
+	}
+	if err := ew.send("response.output_item.added", itemEvent{Item: item}); err != nil {
+		return err
+	}
+	return ew.send("response.content_part.added", partEvent{ItemID: p.msgID, Part: newTextPart("")})
+}
+
+// close sends the events after the last delta, ending with response.completed.
+func (p *plan) close(ew *eventWriter, resp wireResponse, item messageItem) error {
+	part := newTextPart(p.text)
+	if err := ew.send("response.output_text.done", textDoneEvent{ItemID: p.msgID, Text: p.text, Logprobs: []json.RawMessage{}}); err != nil {
+		return err
+	}
+	if err := ew.send("response.content_part.done", partEvent{ItemID: p.msgID, Part: part}); err != nil {
+		return err
+	}
+	item.Status, item.Content = "completed", []textPart{part}
+	if err := ew.send("response.output_item.done", itemEvent{Item: item}); err != nil {
+		return err
+	}
+	out := estimateTokens(p.text)
+	resp.Status, resp.Output = "completed", []messageItem{item}
+	resp.Usage = &wireUsage{InputTokens: p.inputTokens, OutputTokens: out, TotalTokens: p.inputTokens + out}
+	return ew.send("response.completed", responseEvent{resp})
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
