@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,13 +140,16 @@ func (l *Log) Close() {
 	<-l.done
 }
 
-// encode marshals an event payload; payloads are our own types, so failure is a bug.
+// encode marshals an event payload as one line of JSON. HTML escaping is off: replies are
+// full of "<" and ">", and "\u003c" would only make every frame longer and harder to read.
 func encode(data any) (store.JSON, error) {
-	b, err := json.Marshal(data)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
 		return nil, fmt.Errorf("eventlog: encode %T: %w", data, err)
 	}
-	return store.JSON(b), nil
+	return store.JSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // isTerminal reports whether ev ends its stream.

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/phaseflow/phaseflow/orchestration/events"
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// getEvents serves GET /api/v1/messages/{id}/events: the message's log after Last-Event-ID,
+// then the live tail, until the terminal event.
+func (s *Server) getEvents(c echo.Context) error {
+	claims := mustClaims(c)
+	after, err := lastEventID(c)
+	if err != nil {
+		return err
+	}
+	msg, err := s.store.GetMessage(c.Request().Context(), c.Param("id"), claims.Subject)
+	if err != nil {
+		return err
+	}
+	if msg.Role != "assistant" {
+		return &HTTPError{Status: http.StatusNotFound, Code: "not_found", Message: "this message has no event stream"}
+	}
+	if isFinished(msg) && after >= msg.LastEventID {
+		return c.NoContent(http.StatusNoContent) // tells EventSource to stop reconnecting
+	}
+	return s.stream(c, msg, after)
+}
+
+// lastEventID reads the client's resume point from the header or the query.
+func lastEventID(c echo.Context) (int64, error) {
+	v := c.Request().Header.Get("Last-Event-ID")
+	if v == "" {
+		v = c.QueryParam("last_event_id")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("Last-Event-ID must be a non-negative integer")
+	}
+	return n, nil
+}
+
+func isFinished(m *store.Message) bool {
+	switch m.Status {
+	case store.StatusPending, store.StatusStreaming:
+		return false
+	}
+	return true
+}
+
+// stream writes the events of msg after position after until the terminal event, the
+// client going away, or server shutdown. Heartbeats start with the first byte.
+func (s *Server) stream(c echo.Context, msg *store.Message, after int64) error {
+	ctx := c.Request().Context()
+	w, err := startSSE(c.Response(), c.Request().ProtoMajor)
+	if err != nil {
+		return nil // the client is already gone
+	}
+	s.metrics.streamOpened()
+	defer s.metrics.streamClosed()
+	cur := s.log.Follow(msg.ID, after)
+	beat := time.NewTicker(s.cfg.HeartbeatInterval)
+	defer beat.Stop()
+	for {
+		evs, wait, err := cur.Next(ctx)
+		if err != nil {
+			s.logger.Warn("read event log", "message_id", msg.ID, "err", err)
+			return nil
+		}
+		if done, err := s.deliver(w, evs, cur.Ended()); done || err != nil {
+			return nil
+		}
+		if len(evs) == 0 && !cur.Live() && isFinished(msg) {
+			// Finished, yet the log has no terminal event: it ended without one (a crash
+			// between its last write and its terminal event). Nothing more will come.
+			return nil
+		}
+		if !s.waitMore(ctx, w, wait, beat.C, msg, cur.Position()) {
+			return nil
+		}
+	}
+}
+
+func (s *Server) deliver(w *sseWriter, evs []store.Event, ended bool) (bool, error) {
+	for _, ev := range evs {
+		if err := w.event(ev); err != nil {
+			return true, err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return true, err
+	}
+	return ended, nil
+}
+
+// waitMore waits for news on the log, sending heartbeats meanwhile. It returns false when
+// the stream must end (client gone, server stopping, write failed).
+func (s *Server) waitMore(ctx context.Context, w *sseWriter, wait <-chan struct{}, beat <-chan time.Time, msg *store.Message, pos int64) bool {
+	for {
+		select {
+		case <-wait:
+			return true
+		case <-beat:
+			hb := events.HeartbeatData{Base: events.Base{MessageID: msg.ID, RequestID: msg.RequestID}, TS: time.Now().UnixMilli(), LastEventID: pos}
+			if err := w.unlogged(events.Heartbeat, hb); err != nil {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		case <-s.streamsDone:
+			return false
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/orchestration"
+	"github.com/phaseflow/phaseflow/orchestration/session"
+)
+
+type postMessageBody struct {
+	SessionID       string `json:"session_id"`
+	Text            string `json:"text"`
+	Locale          string `json:"locale"`
+	ClientRequestID string `json:"client_request_id"`
+}
+
+// turnAnswer is the 202 body of a message-creating call.
+type turnAnswer struct {
+	MessageID   string `json:"message_id"`
+	RequestID   string `json:"request_id"`
+	SessionID   string `json:"session_id"`
+	EventsURL   string `json:"events_url"`
+	StreamToken string `json:"stream_token"`
+}
+
+// postSessionMessage serves POST /api/v1/sessions/{id}/messages.
+func (s *Server) postSessionMessage(c echo.Context) error {
+	var body postMessageBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	body.SessionID = c.Param("id")
+	return s.startTurn(c, body)
+}
+
+// postMessage serves POST /api/v1/messages, which makes a session when none is named.
+func (s *Server) postMessage(c echo.Context) error {
+	var body postMessageBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	return s.startTurn(c, body)
+}
+
+func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
+	if strings.TrimSpace(body.Text) == "" {
+		return badRequest(`"text" is required`)
+	}
+	claims := mustClaims(c)
+	locale := body.Locale
+	if locale == "" {
+		locale = c.Request().Header.Get("Accept-Language")
+	}
+	turn, err := s.orch.HandleMessage(c.Request().Context(), session.Request{
+		UserID: claims.Subject, SessionID: body.SessionID, Text: body.Text, Locale: locale,
+		ClientRequestID: body.ClientRequestID, RequestID: requestID(c),
+	})
+	if err != nil {
+		return err
+	}
+	if wantsEventStream(c) {
+		msg, err := s.store.GetMessage(c.Request().Context(), turn.MessageID, claims.Subject)
+		if err != nil {
+			return err
+		}
+		return s.stream(c, msg, 0)
+	}
+	return s.answerTurn(c, claims, turn)
+}
+
+func (s *Server) answerTurn(c echo.Context, claims *auth.Claims, turn *orchestration.Turn) error {
+	token, err := s.auth.SignStream(claims.Subject, turn.MessageID, auth.DefaultStreamTTL)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, turnAnswer{
+		MessageID: turn.MessageID, RequestID: turn.RequestID, SessionID: turn.SessionID,
+		EventsURL: "/api/v1/messages/" + turn.MessageID + "/events", StreamToken: token,
+	})
+}
+
+func wantsEventStream(c echo.Context) bool {
+	return strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream")
+}
+
+// cancelMessage serves POST /api/v1/messages/{id}/cancel.
+func (s *Server) cancelMessage(c echo.Context) error {
+	id := c.Param("id")
+	if err := s.orch.Cancel(c.Request().Context(), id, mustClaims(c).Subject); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"message_id": id, "status": "cancelling"})
+}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/orchestration"
+	"github.com/phaseflow/phaseflow/orchestration/eventlog"
+	"github.com/phaseflow/phaseflow/orchestration/session"
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// Orchestrator is the chat orchestrator as the API uses it.
+type Orchestrator interface {
+	HandleMessage(ctx context.Context, req session.Request) (*orchestration.Turn, error)
+	Cancel(ctx context.Context, messageID, userID string) error
+}
+
+// SessionMaker creates sessions outside a turn (POST /sessions).
+type SessionMaker interface {
+	CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error)
+}
+
+// Store is what the API reads directly.
+type Store interface {
+	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
+	ListSessions(ctx context.Context, userID string) ([]store.Session, error)
+	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
+	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
+	Ping(ctx context.Context) error
+}
+
+// EventLog is where the event streams are read from.
+type EventLog interface {
+	Follow(messageID string, after int64) *eventlog.Cursor
+}
+
+// Config holds the API's settings.
+type Config struct {
+	HeartbeatInterval   time.Duration
+	MaxBodyBytes        int64
+	SerpQueriesOptional bool
+}
+
+// Deps are the parts the API is built on.
+type Deps struct {
+	Config       Config
+	Auth         *auth.Authority
+	Orchestrator Orchestrator
+	Sessions     SessionMaker
+	Store        Store
+	Log          EventLog
+	Metrics      *Metrics
+	Logger       *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg      Config
+	auth     *auth.Authority
+	orch     Orchestrator
+	sessions SessionMaker
+	store    Store
+	log      EventLog
+	metrics  *Metrics
+	logger   *slog.Logger
+	echo     *echo.Echo
+
+	// streamsDone is closed by [Server.EndStreams] so open event streams end at shutdown.
+	streamsDone chan struct{}
+}
+
+// New builds the server and its routes.
+func New(d Deps) *Server {
+	if d.Config.HeartbeatInterval <= 0 {
+		d.Config.HeartbeatInterval = 15 * time.Second
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics()
+	}
+	s := &Server{
+		cfg: d.Config, auth: d.Auth, orch: d.Orchestrator, sessions: d.Sessions, store: d.Store,
+		log: d.Log, metrics: d.Metrics, logger: d.Logger, streamsDone: make(chan struct{}),
+	}
+	s.echo = s.routes()
+	return s
+}
+
+// Handler is the server's http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// EndStreams ends every open event stream (at shutdown, after the running turns finished or
+// were interrupted, so clients have seen their terminal events).
+func (s *Server) EndStreams() { close(s.streamsDone) }
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(s.logger)
+	e.Use(requestIDMiddleware(), logMiddleware(s.logger), s.metrics.middleware(), bodyLimitMiddleware(s.cfg.MaxBodyBytes))
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics.serve)
+
+	v1 := e.Group("/api/v1")
+	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))
+
+	user := v1.Group("", s.auth.Middleware())
+	user.POST("/sessions", s.createSession)
+	user.GET("/sessions", s.listSessions)
+	user.GET("/sessions/:id", s.getSession)
+	user.POST("/sessions/:id/messages", s.postSessionMessage)
+	user.GET("/sessions/:id/messages", s.listMessages)
+	user.POST("/messages", s.postMessage)
+	user.GET("/messages/:id", s.getMessage)
+	user.POST("/messages/:id/cancel", s.cancelMessage)
+	user.POST("/validate", s.validate)
+	return e
+}
+
+// mustClaims returns the caller's claims; the auth middleware guarantees them.
+func mustClaims(c echo.Context) *auth.Claims {
+	claims, ok := auth.FromContext(c)
+	if !ok {
+		panic("api: route registered without auth middleware")
+	}
+	return claims
+}

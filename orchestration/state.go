@@ -1,0 +1,33 @@
+package orchestration
+
+import (
+	"context"
+	"errors"
+
+	"github.com/phaseflow/phaseflow/orchestration/postprocess"
+	"github.com/phaseflow/phaseflow/orchestration/session"
+	"github.com/phaseflow/phaseflow/orchestration/stream"
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// errTurnTimeout is the cause of a turn cut by the hard turn limit.
+var errTurnTimeout = errors.New("the turn took longer than its time limit")
+
+// turn is the state one running generation carries between its steps.
+type turn struct {
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	begun    *session.Begun
+	msg      *store.Message
+	userText string
+	em       *emitter
+
+	attempts int
+	result   stream.Result      // the accepted (or last) attempt
+	outcome  postprocess.Outcome // its post-processing
+	problems []string           // why the last attempt was refused
+}
+
+// logCtx is the context for writing the turn's own events and rows: it survives the turn's
+// cancellation, because a cancelled turn must still write its tail.
+func (t *turn) logCtx() context.Context { return context.WithoutCancel(t.ctx) }
