@@ -23,9 +23,9 @@ type turn struct {
 	em       *emitter
 
 	attempts int
-	result   stream.Result      // the accepted (or last) attempt
+	result   stream.Result       // the accepted (or last) attempt
 	outcome  postprocess.Outcome // its post-processing
-	problems []string           // why the last attempt was refused
+	problems []string            // why the last attempt was refused
 }
 
 // logCtx is the context for writing the turn's own events and rows: it survives the turn's
