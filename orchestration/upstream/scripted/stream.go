@@ -21,10 +21,15 @@ type eventWriter struct {
 // send writes one event of type typ whose other fields are payload's (a struct marshalling
 // to a JSON object). A write or flush error means the client is gone.
 func (e *eventWriter) send(typ string, payload any) error {
-	body, err := json.Marshal(payload)
-	if err != nil {
+	// Like the real API, write <, > and & as themselves: replies are full of tags, and
+	// json.Marshal would turn each into a \u003c escape.
+	var enc bytes.Buffer
+	je := json.NewEncoder(&enc)
+	je.SetEscapeHTML(false)
+	if err := je.Encode(payload); err != nil {
 		return fmt.Errorf("encode %s: %w", typ, err)
 	}
+	body := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
 	var b bytes.Buffer
 	b.WriteString("event: ")
 	b.WriteString(typ)
