@@ -1,11 +1,70 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
 
-// runMockUpstream is a placeholder until its owner fills it in.
+	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+)
+
+// runMockUpstream serves the scripted upstream on its own until ctx ends:
+//
+//	phaseflow mock-upstream [--addr 127.0.0.1:9090] [--pace 2ms] [--chunk-size 24]
+//
+// It speaks the Responses streaming API, so a server started with the printed
+// PHASEFLOW_UPSTREAM_URL (the only line on stdout) talks to it as to a real LLM; logs go to
+// stderr. Fault markers in a user message, such as [[fault:http_429]], make it misbehave on
+// purpose (see package scripted). Exit status: 0 after a clean shutdown, 1 failure, 2 usage.
 func runMockUpstream(ctx context.Context, sio stdio, args []string) int {
-	_ = ctx
-	_ = args
-	_, _ = sio.err.Write([]byte("not implemented yet\n"))
-	return 2
+	fs := flag.NewFlagSet("phaseflow mock-upstream", flag.ContinueOnError)
+	fs.SetOutput(sio.err)
+	addr := fs.String("addr", "127.0.0.1:9090", "host:port to listen on (port 0 picks a free one)")
+	pace := fs.Duration("pace", scripted.DefaultPace, "delay between two text deltas (0 for none)")
+	chunk := fs.Int("chunk-size", scripted.DefaultChunkSize, "characters (runes) per text delta")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := checkMockFlags(fs.Args(), *pace, *chunk); err != nil {
+		fmt.Fprintf(sio.err, "phaseflow mock-upstream: %v\nRun \"phaseflow mock-upstream -h\" for usage.\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(sio.err, nil))
+	opts := scripted.Options{ChunkSize: *chunk, Pace: *pace, Logger: log}
+	if *pace == 0 {
+		opts.Pace = -1 // Options reads 0 as "the default"
+	}
+	run, err := scripted.Listen(ctx, *addr, opts)
+	if err != nil {
+		log.Error("mock upstream: cannot start", "err", err)
+		return 1
+	}
+	fmt.Fprintf(sio.out, "PHASEFLOW_UPSTREAM_URL=%s\n", run.URL())
+	log.Info("mock upstream: serving", "url", run.URL(), "pace", *pace, "chunk_size", *chunk)
+	<-ctx.Done()
+	if err := run.Close(); err != nil {
+		log.Error("mock upstream: shutdown", "err", err)
+		return 1
+	}
+	log.Info("mock upstream: stopped")
+	return 0
+}
+
+// checkMockFlags reports a usage error in the mock-upstream flags.
+func checkMockFlags(rest []string, pace time.Duration, chunk int) error {
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("unexpected argument %q", rest[0])
+	case pace < 0:
+		return fmt.Errorf("--pace: must not be negative, got %v", pace)
+	case chunk <= 0:
+		return fmt.Errorf("--chunk-size: must be positive, got %d", chunk)
+	}
+	return nil
 }
