@@ -117,8 +117,9 @@ type wireRequest struct {
 // ends, however it ends.
 //
 // The sequence holds zero or more events with a nil error, then either ends after
-// EventCompleted or yields exactly one non-nil error and ends. That error is an *[Error],
-// except when ctx ends first: then it is ctx.Err() itself (context.Canceled or
+// EventCompleted or yields exactly one non-nil error and ends. That error is an *[Error]
+// (or, for a Request whose ToolChoice cannot be encoded as JSON, a plain error), except
+// when ctx ends first: then it is ctx.Err() itself (context.Canceled or
 // context.DeadlineExceeded, not wrapped), yielded once, so a caller can tell its own
 // cancellation from an upstream failure. When the consumer breaks out of the loop nothing
 // more is yielded and the connection is released at once.

@@ -150,6 +150,16 @@ func TestStreamTranscripts(t *testing.T) {
 			wantErr: &Error{Code: CodeProvider, Message: "stream ended without a terminal event"},
 		},
 		{
+			file:    "done_without_terminal.sse",
+			want:    []Event{created("resp_10", "", "done_without_terminal.sse"), delta("x")},
+			wantErr: &Error{Code: CodeProvider, Message: "stream ended without a terminal event"},
+		},
+		{
+			file:    "untyped_error.sse",
+			want:    []Event{created("resp_11", "", "untyped_error.sse")},
+			wantErr: &Error{Code: CodeProvider, UpstreamCode: "502", Message: "Provider returned error"},
+		},
+		{
 			file: "lenient.sse",
 			want: []Event{
 				created("resp_9", "m", "lenient.sse"), delta("multi"), delta("-line"),

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -380,5 +382,47 @@ func TestCloseEndsOpenStreams(t *testing.T) {
 	}
 	if tr := <-got; tr.completed() || tr.err == nil {
 		t.Errorf("the stalled stream ended with completed = %v, err = %v", tr.completed(), tr.err)
+	}
+}
+
+// syncBuffer collects log output written from handler goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestClientLeavingStopsTheStream(t *testing.T) {
+	var logs syncBuffer
+	_, c := start(t, scripted.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	req := upstream.Request{Input: []upstream.InputItem{{Role: "user", Content: "hi [[pace_ms:50]]"}}}
+	deltas := 0
+	for ev, err := range c.Stream(t.Context(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == upstream.EventTextDelta {
+			if deltas++; deltas == 2 {
+				break
+			}
+		}
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(logs.String(), "stream ended early") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server kept streaming after the client left; log:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

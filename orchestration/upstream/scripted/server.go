@@ -112,7 +112,8 @@ func New(opts Options) *Server {
 //	[[scenario:NAME]]           the reply of another scenario
 //
 // When several stream faults are given, mid_stream_error wins over abrupt_close, which
-// wins over stall.
+// wins over stall. A stall ends only with the request's context, so a host http.Server
+// must cancel its BaseContext on shutdown ([Listen] does).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
@@ -175,7 +176,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeHTTPFault(w, status)
 		return
 	}
-	p := s.plan(req, userText, f)
+	p := s.newPlan(req, userText, f)
 	log.Info("scripted upstream: reply", "response_id", p.respID, "chars", len(p.text), "ending", p.ending)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -187,8 +188,8 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// plan decides the whole reply of one request.
-func (s *Server) plan(req incoming, userText string, f faults) *plan {
+// newPlan decides the whole reply of one request.
+func (s *Server) newPlan(req incoming, userText string, f faults) *plan {
 	lang := pickLanguage(req.Instructions, userText)
 	brokenXML, wrongLanguage := f.brokenXML, f.wrongLanguage
 	for _, marker := range f.once {
