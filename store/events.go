@@ -95,6 +95,7 @@ func (s *Store) insertEventsQuery(batch []Event) (string, []any) {
 
 // ListEvents returns the events of a message with seq > afterSeq, ascending, at most limit
 // of them (limit <= 0 means all). Replaying from the log is how every subscriber starts.
+// It does not check ownership: the caller has resolved the message with GetMessage.
 func (s *Store) ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]Event, error) {
 	q := `SELECT message_id, seq, name, data, created_at FROM message_events
 		WHERE message_id = ? AND seq > ? ORDER BY seq`

@@ -64,7 +64,9 @@ func (s *Store) ListMessages(ctx context.Context, sessionID, userID string) ([]M
 
 // SetMessageStatus moves a message to status (the stream handler marks it streaming; start-up
 // recovery marks orphans interrupted). A terminal status also stamps completed_at unless it
-// is already set. ErrNotFound when no message has that id.
+// is already set. ErrNotFound when no message has that id; *GenerationRunningError when
+// moving an assistant message back to pending or streaming while another one of its
+// session runs.
 func (s *Store) SetMessageStatus(ctx context.Context, id, status string) error {
 	var res sql.Result
 	var err error
@@ -74,10 +76,26 @@ func (s *Store) SetMessageStatus(ctx context.Context, id, status string) error {
 	} else {
 		res, err = s.db.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET status = ? WHERE id = ?`), status, id)
 	}
+	if idx, ok := uniqueViolation(err); ok && idx == idxOneRunning {
+		return s.runningConflict(ctx, id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("store: set message status: %w", err)
 	}
 	return oneRow(res, "set message status")
+}
+
+// runningConflict names the generation that kept message id from running again; cause is
+// returned (wrapped) when it cannot be found.
+func (s *Store) runningConflict(ctx context.Context, id string, cause error) error {
+	var sessionID string
+	err := s.db.GetContext(ctx, &sessionID, s.db.Rebind(`SELECT session_id FROM messages WHERE id = ?`), id)
+	if err == nil {
+		if conflict := s.turnConflict(ctx, s.db, sessionID, ""); conflict != nil {
+			return conflict
+		}
+	}
+	return fmt.Errorf("store: set message status: %w", cause)
 }
 
 // FinishMessage writes the outcome of a generation: content, status (which must be terminal),

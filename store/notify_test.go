@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -122,6 +123,44 @@ func TestListen(t *testing.T) {
 		closed(t, ch)
 		if _, err := reader.Listen(t.Context()); err == nil {
 			t.Error("Listen on a closed store = nil error, want one")
+		}
+	})
+
+	t.Run("reconnect becomes a resync", func(t *testing.T) {
+		dsn := storetest.PostgresDSN(t)
+		s := open(t, dsn, "")
+		if _, err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ch, err := s.Listen(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin, err := sql.Open("postgres", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		res, err := admin.ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+		if n, _ := res.RowsAffected(); err != nil || n != 1 {
+			t.Fatalf("terminate the listener: %d backends, %v", n, err)
+		}
+		select {
+		case note := <-ch:
+			if !note.Resync {
+				t.Fatalf("first notification after the reconnect = %+v, want Resync", note)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no Resync after the listener's connection was killed")
+		}
+		// The listener is back: new appends are announced again.
+		_, a := createTurn(t, s, newSession(t, s, "alice"), "a", "")
+		if err := s.AppendEvents(t.Context(), events(a.ID, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if got := receive(t, ch, 1); got[0].MessageID != a.ID {
+			t.Errorf("after reconnect got %+v", got)
 		}
 	})
 

@@ -14,6 +14,9 @@ const sessionColumns = `id, user_id, title, locale, phase, status, artifacts, me
 // times (now) and the artifacts and metadata (an empty object), and writes them back into
 // sess so the caller holds exactly what was stored.
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
+	if sess.UserID == "" {
+		return errors.New("store: create session: no user")
+	}
 	if sess.ID == "" {
 		sess.ID = newID()
 	}

@@ -126,6 +126,12 @@ func TestSessions(t *testing.T) {
 			}
 		})
 
+		t.Run("create without a user", func(t *testing.T) {
+			if err := s.CreateSession(ctx, &store.Session{Title: "orphan"}); err == nil {
+				t.Error("CreateSession without UserID = nil, want an error")
+			}
+		})
+
 		t.Run("update", func(t *testing.T) {
 			upd := *alice
 			upd.Title, upd.Phase, upd.Status, upd.Locale = "renamed", "stress_test", "active", "zh"
@@ -551,4 +557,44 @@ func ptrs(ms []store.Message) []*store.Message {
 		out[i] = &ms[i]
 	}
 	return out
+}
+
+// TestConcurrentWriters runs many writers at once: on SQLite none may see SQLITE_BUSY (the
+// single writer connection queues them), on PostgreSQL the pool absorbs them.
+func TestConcurrentWriters(t *testing.T) {
+	const writers, rounds = 16, 10
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*rounds)
+		for w := range writers {
+			sess := newSession(t, s, fmt.Sprint("user", w)) // t.Fatal only on the test goroutine
+			wg.Go(func() {
+				for r := range rounds {
+					u, a := turn(sess, fmt.Sprint(r), "")
+					if err := s.CreateTurn(t.Context(), u, a); err != nil {
+						errs <- err
+						return
+					}
+					if err := s.AppendEvents(t.Context(), events(a.ID, 1, 5)); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := s.ListEvents(t.Context(), a.ID, 0, 0); err != nil {
+						errs <- err
+						return
+					}
+					a.Status = store.StatusCompleted
+					if err := s.FinishMessage(t.Context(), a); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
 }

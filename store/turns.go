@@ -39,15 +39,15 @@ func (s *Store) CreateTurn(ctx context.Context, user, assistant *Message) error 
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.createTurnTx(ctx, user, assistant)
-		if _, unique := uniqueViolation(err); !unique {
+		if idx, unique := uniqueViolation(err); !unique || (idx != idxOneRunning && idx != idxClientRequestID) {
 			return err
 		}
-		// A concurrent turn won the race past the checks. Name it.
+		// A concurrent turn got past the checks first. Name it.
 		if conflict := s.turnConflict(ctx, s.db, user.SessionID, user.ClientRequestID); conflict != nil {
 			return conflict
 		}
 		if attempt == createTurnAttempts {
-			return fmt.Errorf("store: create turn: %w", err)
+			return err
 		}
 	}
 }

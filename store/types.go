@@ -17,6 +17,7 @@ var (
 // generated; MessageID names it so the client can follow that stream instead (HTTP 409).
 type GenerationRunningError struct{ MessageID string }
 
+// Error implements error; the message names the running message for logs.
 func (e *GenerationRunningError) Error() string {
 	return "store: a generation is already running in this session (message " + e.MessageID + ")"
 }
@@ -26,6 +27,7 @@ func (e *GenerationRunningError) Error() string {
 // generation.
 type DuplicateRequestError struct{ UserMessageID, AssistantMessageID string }
 
+// Error implements error; the message names the earlier assistant message for logs.
 func (e *DuplicateRequestError) Error() string {
 	return "store: client_request_id already used (message " + e.AssistantMessageID + ")"
 }
