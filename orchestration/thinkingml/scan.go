@@ -64,7 +64,7 @@ func scan(src string, rep *reporter) *scanner {
 	s := &scanner{src: src, rep: rep, text: -1}
 	s.utf8OK = utf8.ValidString(src) && !strings.ContainsRune(src, 0xFFFE) && !strings.ContainsRune(src, 0xFFFF)
 	s.out = make([]byte, 0, len(src)+len(src)/8+len(rootOpen)+len(rootClose))
-	s.segs = make([]seg, 0, 32)
+	s.segs = make([]seg, 0, 2*strings.Count(src, "<")+1) // a tag and the text after it, at most
 	s.out = append(s.out, rootOpen...)
 	for i := 0; i < len(src); {
 		i = s.step(i)
