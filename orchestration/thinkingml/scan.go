@@ -89,8 +89,12 @@ func (s *scanner) step(i int) int {
 	case c == '>':
 		return s.escape(i, 1, "&gt;") // "]]>" in text is an XML error, so no '>' goes through bare
 	case isControl(c):
-		s.rep.err(i, CodeMalformedXML, fmt.Sprintf("control character U+%04X is not allowed in XML", c))
-		return s.escape(i, 1, "\uFFFD")
+		n := 1
+		for i+n < len(s.src) && isControl(s.src[i+n]) {
+			n++
+		}
+		s.rep.err(i, CodeMalformedXML, fmt.Sprintf("control character U+%04X is not allowed in XML%s", c, andMore(n)))
+		return s.escape(i, n, "\uFFFD")
 	case c >= utf8.RuneSelf && !s.utf8OK:
 		return s.checkRune(i)
 	}
@@ -107,19 +111,37 @@ func (s *scanner) plain(c byte) bool {
 	return c != '<' && c != '&' && c != '>' && !isControl(c) && (c < utf8.RuneSelf || s.utf8OK)
 }
 
-// checkRune handles a non-ASCII rune when the reply holds something XML cannot carry.
+// checkRune handles a non-ASCII rune when the reply holds something XML cannot carry. A
+// run of bad bytes is one error: the reply is broken once, not once per byte.
 func (s *scanner) checkRune(i int) int {
 	r, n := utf8.DecodeRuneInString(s.src[i:])
 	switch {
 	case r == utf8.RuneError && n == 1:
-		s.rep.err(i, CodeMalformedXML, fmt.Sprintf("byte 0x%02X is not valid UTF-8", s.src[i]))
-		return s.escape(i, 1, "\uFFFD")
+		for i+n < len(s.src) && isBadByte(s.src[i+n:]) {
+			n++
+		}
+		s.rep.err(i, CodeMalformedXML, fmt.Sprintf("byte 0x%02X is not valid UTF-8%s", s.src[i], andMore(n)))
+		return s.escape(i, n, "\uFFFD")
 	case r == 0xFFFE || r == 0xFFFF:
 		s.rep.err(i, CodeMalformedXML, fmt.Sprintf("character U+%04X is not allowed in XML", r))
 		return s.escape(i, n, "\uFFFD")
 	}
 	s.textBytes(i, i+n)
 	return i + n
+}
+
+// isBadByte reports whether s starts with a byte that is not valid UTF-8.
+func isBadByte(s string) bool {
+	r, n := utf8.DecodeRuneInString(s)
+	return r == utf8.RuneError && n == 1
+}
+
+// andMore completes a message about a run of n bad characters.
+func andMore(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (a run of %d)", n)
 }
 
 // lt handles a '<': a comment, a declaration, a tag, or plain text.

@@ -80,6 +80,8 @@ func validateCases() []validateCase {
 			errors: []string{"malformed_xml@8:6"}},
 		{name: "malformed invalid utf-8", reply: reply(okPhase, "bad \xff byte\n"+okBlock),
 			errors: []string{"malformed_xml@8:5"}},
+		{name: "malformed runs of bad bytes are one error each", reply: reply(okPhase, "\xbc\xbc\xbc 中 \x01\x02\n"+okBlock),
+			errors: []string{"malformed_xml@8:1", "malformed_xml@8:7"}},
 		{name: "text outside elements", reply: "Sure!\n" + reply(okPhase, okFinal) + "\nBye.",
 			errors: []string{"text_outside_elements@1:1", "text_outside_elements@14:1"}},
 		{name: "tag not allowed in final", reply: reply(okPhase, "中文<div>x</div><br/>\n"+okBlock),
