@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/phaseflow/phaseflow/api"
@@ -64,6 +65,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 
 	log := eventlog.New(st, logger, eventlog.Options{})
 	defer log.Close()
+	stopFollowing, err := followReplicas(st, log)
+	if err != nil {
+		return err
+	}
+	defer stopFollowing()
 	orch := orchestration.New(orchestrationConfig(cfg, provider), st, log, up, skills.New(), logger)
 	if n, err := orch.Recover(ctx); err != nil {
 		return err
@@ -111,6 +117,25 @@ func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) 
 		}
 	}
 	return c, "scripted", stop, nil
+}
+
+// followReplicas wakes the event streams of this process when another replica appends to a
+// message they follow (PostgreSQL LISTEN/NOTIFY; nothing to do on SQLite). The returned
+// function stops the forwarding goroutine and waits for it.
+func followReplicas(st *store.Store, log *eventlog.Log) (func(), error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	notes, err := st.Listen(ctx)
+	if err != nil || notes == nil {
+		cancel()
+		return func() {}, err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for n := range notes { // closed when ctx ends
+			log.Notify(n.MessageID) // "" on Resync wakes every follower
+		}
+	})
+	return func() { cancel(); wg.Wait() }, nil
 }
 
 func orchestrationConfig(cfg config.Config, provider string) orchestration.Config {

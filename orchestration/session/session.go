@@ -128,10 +128,12 @@ func (c *Core) newMessages(sess *store.Session, req Request) (*store.Message, *s
 		Status: store.StatusCompleted, Content: req.Text, Phase: sess.Phase,
 		RequestID: req.RequestID, ClientRequestID: req.ClientRequestID, CreatedAt: now, CompletedAt: &now,
 	}
+	// The reply is stamped a microsecond (the databases' resolution) after the message it
+	// answers, so listing a session by time always puts it second.
 	assistant := &store.Message{
 		ID: uuid.NewString(), SessionID: sess.ID, UserID: req.UserID, Role: "assistant",
 		Status: store.StatusPending, Phase: sess.Phase, RequestID: req.RequestID,
-		ClientRequestID: req.ClientRequestID, CreatedAt: now,
+		ClientRequestID: req.ClientRequestID, CreatedAt: now.Add(time.Microsecond),
 	}
 	return user, assistant
 }

@@ -1,0 +1,18 @@
+# Build: docker build -t phaseflow .
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/phaseflow ./cmd/phaseflow && mkdir -p /out/data
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/phaseflow /phaseflow
+# The data folder (SQLite, generated JWT secret) must be writable by the nonroot user; a
+# named volume mounted here takes this ownership on first use.
+COPY --from=build --chown=65532:65532 /out/data /data
+ENV PHASEFLOW_ADDR=0.0.0.0:8080 PHASEFLOW_DATA_DIR=/data
+VOLUME /data
+EXPOSE 8080
+ENTRYPOINT ["/phaseflow"]
+CMD ["serve"]

@@ -1,0 +1,142 @@
+package tests
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// lastEvent follows a turn to its end and returns all frames.
+func (s *server) follow(a turnAnswer) []sseEvent {
+	s.t.Helper()
+	return s.openEvents(ctxFor(s.t, 60*time.Second), a.eventsURL(), 0).readAll(s.t)
+}
+
+func TestUpstreamFailuresEndTheTurnWithTheirCode(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_IDLE_TIMEOUT=1s")
+	tok := s.token("erin")
+	cases := []struct {
+		name, marker, code, status string
+		partial                    bool
+	}{
+		{"rate limited before the stream", "[[fault:http_429]]", "rate_limited", "failed", false},
+		{"server error before the stream", "[[fault:http_500]]", "upstream_unavailable", "failed", false},
+		{"error event mid-stream", "[[fault:mid_stream_error]]", "provider_error", "failed", true},
+		{"connection closed without a terminal event", "[[fault:abrupt_close]]", "provider_error", "failed", true},
+		{"upstream stalls past the idle limit", "[[fault:stall]]", "upstream_timeout", "failed", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sid := s.newSession(tok, "en")
+			a := s.post(tok, sid, "please fail "+tc.marker)
+			evs := s.follow(a)
+			logs := checkStream(t, evs, 1, a.MessageID, a.RequestID)
+			last := logs[len(logs)-1]
+			if last.Name != "error" || last.Data["code"] != tc.code {
+				t.Fatalf("last event = %s %v, want error %s", last.Name, last.Data, tc.code)
+			}
+			if last.Data["message"] == "" || last.Data["error"] != last.Data["message"] {
+				t.Fatalf("error event must carry message and the same legacy error text: %v", last.Data)
+			}
+			text := reply(evs)
+			if tc.partial != (text != "") {
+				t.Fatalf("partial text %q, want partial=%v", text, tc.partial)
+			}
+			msg := waitFinished(t, s, tok, a.MessageID)
+			if msg["status"] != tc.status || msg["content"] != text {
+				t.Fatalf("persisted %v / %q, want status %s keeping the partial text", msg["status"], msg["content"], tc.status)
+			}
+			if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != tc.code {
+				t.Fatalf("persisted error = %v, want code %s", msg["error"], tc.code)
+			}
+		})
+	}
+}
+
+func TestCancelStopsTheGenerationAndKeepsThePartialText(t *testing.T) {
+	s := startServer(t)
+	tok := s.token("frank")
+	sid := s.newSession(tok, "en")
+	a := s.post(tok, sid, "a long answer please [[pace_ms:50]]")
+	st := s.openEvents(ctxFor(t, 60*time.Second), a.eventsURL(), 0)
+	var evs []sseEvent
+	for len(logged(evs)) < 6 {
+		ev, err := st.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/messages/"+a.MessageID+"/cancel", tok, nil, nil)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d, want 202", resp.StatusCode)
+	}
+	evs = append(evs, st.readAll(t)...)
+	logs := logged(evs)
+	last := logs[len(logs)-1]
+	if last.Name != "error" || last.Data["code"] != "cancelled" {
+		t.Fatalf("last event = %s %v, want error cancelled", last.Name, last.Data)
+	}
+	msg := waitFinished(t, s, tok, a.MessageID)
+	if msg["status"] != "cancelled" || msg["content"] == "" || msg["content"] != reply(evs) {
+		t.Fatalf("persisted %v %q, want cancelled with the partial text %q", msg["status"], msg["content"], reply(evs))
+	}
+	// The session is free again.
+	b := s.post(tok, sid, "next")
+	waitFinished(t, s, tok, b.MessageID)
+}
+
+func TestHeartbeatsFlowWhileWaitingForTheFirstToken(t *testing.T) {
+	s := startServer(t)
+	tok := s.token("gina")
+	sid := s.newSession(tok, "en")
+	a := s.post(tok, sid, "think first [[first_token_ms:1200]]")
+	evs := s.follow(a)
+	var beats int
+	firstDelta := -1
+	for i, ev := range evs {
+		if ev.Name == "heartbeat" {
+			if ev.ID != 0 {
+				t.Fatalf("heartbeat carries id %d; heartbeats must not move Last-Event-ID", ev.ID)
+			}
+			if ev.Data["ts"] == nil || ev.Data["last_event_id"] == nil || ev.Data["message_id"] != a.MessageID {
+				t.Fatalf("heartbeat data = %v", ev.Data)
+			}
+			if firstDelta < 0 {
+				beats++
+			}
+		}
+		if ev.Name == "content_delta" && firstDelta < 0 {
+			firstDelta = i
+		}
+	}
+	if beats < 2 {
+		t.Fatalf("%d heartbeats before the first token (1.2 s at 200 ms), want several", beats)
+	}
+}
+
+func TestShutdownInterruptsTurnsPastTheGracePeriod(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_SHUTDOWN_GRACE=300ms")
+	tok := s.token("hank")
+	sid := s.newSession(tok, "en")
+	a := s.post(tok, sid, "very slow [[pace_ms:200]]")
+	st := s.openEvents(ctxFor(t, 60*time.Second), a.eventsURL(), 0)
+	var evs []sseEvent
+	for len(logged(evs)) < 5 {
+		ev, err := st.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	s.proc.stop(t)
+	evs = append(evs, st.readAll(t)...)
+	logs := logged(evs)
+	last := logs[len(logs)-1]
+	if last.Name != "error" || last.Data["code"] != "interrupted" {
+		t.Fatalf("last event before shutdown = %s %v, want error interrupted", last.Name, last.Data)
+	}
+	if s.proc.err != nil {
+		t.Fatalf("server exit after SIGTERM: %v, want status 0\n%s", s.proc.err, s.proc.stderr.String())
+	}
+}

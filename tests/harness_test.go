@@ -1,0 +1,156 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/store/storetest"
+)
+
+// binary is the phaseflow binary built once for the whole package.
+var binary string
+
+// testSecret signs the tokens the tests use; the server under test is given the same one.
+const testSecret = "e2e-test-secret-0123456789abcdef-0123456789"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "phaseflow-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "phaseflow")
+	build := exec.Command("go", "build", "-race", "-o", binary, "../cmd/phaseflow")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build phaseflow:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running phaseflow process.
+type proc struct {
+	cmd    *exec.Cmd
+	lines  chan string // stdout lines
+	stderr *syncWriter
+	done   chan struct{} // closed when the process has exited
+	err    error         // its exit error, once done is closed
+}
+
+// start runs the binary with args and env and returns once it printed a line starting
+// with ready (the rest of that line is returned).
+func start(t *testing.T, ready string, env []string, args ...string) (*proc, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &syncWriter{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody reads later lines
+			}
+		}
+		close(p.lines)
+	}()
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.stop(t) })
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("%s exited before it was ready; stderr:\n%s", args[0], p.stderr.String())
+			}
+			if rest, found := strings.CutPrefix(line, ready); found {
+				return p, strings.TrimSpace(rest)
+			}
+		case <-timeout:
+			t.Fatalf("%s not ready after 20s; stderr:\n%s", args[0], p.stderr.String())
+		}
+	}
+}
+
+// stop sends SIGTERM and waits for the process to exit.
+func (p *proc) stop(t *testing.T) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("process did not stop within 30s after SIGTERM")
+	}
+}
+
+// server is a phaseflow server under test with its own database and scripted upstream.
+type server struct {
+	t       *testing.T
+	base    string // http://127.0.0.1:PORT
+	proc    *proc
+	mockURL string
+	dsn     string
+	auth    *auth.Authority
+}
+
+// startServer starts a mock upstream and a server on a fresh PostgreSQL database. extraEnv
+// may override the defaults (e.g. PHASEFLOW_SHUTDOWN_GRACE).
+func startServer(t *testing.T, extraEnv ...string) *server {
+	t.Helper()
+	_, mockURL := start(t, "PHASEFLOW_UPSTREAM_URL=", nil, "mock-upstream", "--addr", "127.0.0.1:0")
+	dsn := storetest.PostgresDSN(t)
+	env := append([]string{
+		"PHASEFLOW_ADDR=127.0.0.1:0",
+		"PHASEFLOW_DATA_DIR=" + t.TempDir(),
+		"PHASEFLOW_DATABASE_URL=" + dsn,
+		"PHASEFLOW_JWT_SECRET=" + testSecret,
+		"PHASEFLOW_UPSTREAM_URL=" + mockURL,
+		"PHASEFLOW_UPSTREAM_MODEL=scripted-model",
+		"PHASEFLOW_HEARTBEAT_INTERVAL=200ms",
+		"PHASEFLOW_SHUTDOWN_GRACE=5s",
+	}, extraEnv...)
+	p, addr := start(t, "phaseflow listening on ", env, "serve")
+	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, auth: auth.New([]byte(testSecret), "", "")}
+}
+
+// token signs a user token for sub.
+func (s *server) token(sub string) string {
+	s.t.Helper()
+	tok, err := s.auth.Sign(sub, auth.RoleUser, time.Hour)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tok
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
