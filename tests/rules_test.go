@@ -152,4 +152,3 @@ func waitFinished(t *testing.T, s *server, token, messageID string) map[string]a
 	t.Fatalf("message %s did not finish within 30s", messageID)
 	return nil
 }
-
