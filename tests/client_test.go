@@ -172,3 +172,12 @@ func logged(evs []sseEvent) []sseEvent {
 	}
 	return out
 }
+
+func readAllString(t *testing.T, r *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
