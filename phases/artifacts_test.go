@@ -22,7 +22,7 @@ func TestCheckArtifacts(t *testing.T) {
 			"summary": "mean reversion on SPY", "notes": "", "strategy_id": "s-1",
 			"strategy_status": "confirmed", "backtest_status": "completed",
 			"advance_to_stress_test": true,
-			"strategy_draft": map[string]any{"name": "MR", "spec": map[string]any{"lookback": 20.0}},
+			"strategy_draft":         map[string]any{"name": "MR", "spec": map[string]any{"lookback": 20.0}},
 		}, nil},
 		{"null means unset", Strategy, map[string]any{
 			"strategy_id": nil, "strategy_status": nil, "strategy_draft": nil, "summary": nil,
