@@ -11,6 +11,11 @@ var (
 	// ErrNotFound is returned when a row does not exist or belongs to another user: the two
 	// are deliberately indistinguishable so that ids do not leak.
 	ErrNotFound = errors.New("store: not found")
+
+	// ErrPhaseChanged is returned by MovePhase when the session is no longer in the phase
+	// the move starts from: another request moved it meanwhile. Nothing was written; the
+	// caller reloads the session and decides again (the API answers 409).
+	ErrPhaseChanged = errors.New("store: session phase changed meanwhile")
 )
 
 // GenerationRunningError reports that the session already has an assistant message being
