@@ -201,13 +201,17 @@ func (s *Server) newPlan(req incoming, userText string, f faults) *plan {
 	if wrongLanguage {
 		lang = lang.other()
 	}
-	text := render(pickReply(f.scenario, lang), userText, !wrongLanguage)
+	st, hasState := parseSessionState(req.Instructions)
+	sc, _ := lookupScenario(chooseScenario(f.scenario, st, hasState))
+	vars := newVars(st.artifacts)
+	text := render(sc.replies[lang].with(vars), userText, !wrongLanguage)
 	if brokenXML {
 		text = breakXML(text)
 	}
 	p := &plan{
 		respID:      "resp_" + newID(),
 		msgID:       "msg_" + newID(),
+		calls:       withVars(sc.calls, vars),
 		model:       firstNonEmpty(req.Model, "scripted"),
 		createdAt:   time.Now().Unix(),
 		text:        text,
@@ -286,3 +290,6 @@ func firstNonEmpty(vs ...string) string {
 	}
 	return ""
 }
+
+// newUUID returns a fresh UUID in its usual form, for ids a tool hands out.
+func newUUID() string { return uuid.NewString() }

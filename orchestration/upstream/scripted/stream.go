@@ -58,13 +58,13 @@ func (e *eventWriter) send(typ string, payload any) error {
 // Wire shapes of the events the scripted upstream sends (upstream-wire.md §2).
 type (
 	wireResponse struct {
-		ID        string        `json:"id"`
-		Object    string        `json:"object"`
-		CreatedAt int64         `json:"created_at"`
-		Status    string        `json:"status"`
-		Model     string        `json:"model"`
-		Output    []messageItem `json:"output"`
-		Usage     *wireUsage    `json:"usage"`
+		ID        string     `json:"id"`
+		Object    string     `json:"object"`
+		CreatedAt int64      `json:"created_at"`
+		Status    string     `json:"status"`
+		Model     string     `json:"model"`
+		Output    []any      `json:"output"`
+		Usage     *wireUsage `json:"usage"`
 	}
 	wireUsage struct {
 		InputTokens        int `json:"input_tokens"`
@@ -92,9 +92,11 @@ type (
 	responseEvent struct {
 		Response wireResponse `json:"response"`
 	}
+	// itemEvent is output_item.added or .done; Item is a messageItem, mcpListItem or
+	// mcpCallItem.
 	itemEvent struct {
-		OutputIndex int         `json:"output_index"`
-		Item        messageItem `json:"item"`
+		OutputIndex int `json:"output_index"`
+		Item        any `json:"item"`
 	}
 	partEvent struct {
 		ItemID       string   `json:"item_id"`
@@ -155,9 +157,11 @@ func (e ending) String() string {
 	return "complete"
 }
 
-// plan is one scripted response, decided before the first byte is written.
+// plan is one scripted response, decided before the first byte is written: the MCP calls,
+// then the message holding text.
 type plan struct {
 	respID, msgID string
+	calls         []toolCall
 	model         string
 	createdAt     int64
 	text          string
@@ -172,9 +176,19 @@ type plan struct {
 // write fails; endAbruptClose panics with http.ErrAbortHandler, net/http's way of dropping
 // the connection without the chunked terminator.
 func (p *plan) run(ctx context.Context, ew *eventWriter) error {
-	resp := wireResponse{ID: p.respID, Object: "response", CreatedAt: p.createdAt, Status: "in_progress", Model: p.model, Output: []messageItem{}}
-	item := messageItem{ID: p.msgID, Type: "message", Status: "in_progress", Role: "assistant", Content: []textPart{}}
-	if err := p.open(ew, resp, item); err != nil {
+	resp := wireResponse{ID: p.respID, Object: "response", CreatedAt: p.createdAt, Status: "in_progress", Model: p.model, Output: []any{}}
+	if err := ew.send("response.created", responseEvent{resp}); err != nil {
+		return err
+	}
+	if err := ew.send("response.in_progress", responseEvent{resp}); err != nil {
+		return err
+	}
+	done, err := p.runTools(ctx, ew)
+	if err != nil {
+		return err
+	}
+	msg := message{index: len(done), item: messageItem{ID: p.msgID, Type: "message", Status: "in_progress", Role: "assistant", Content: []textPart{}}}
+	if err := msg.open(ew); err != nil {
 		return err
 	}
 	pieces := chunks(p.text, p.chunkSize)
@@ -190,7 +204,7 @@ func (p *plan) run(ctx context.Context, ew *eventWriter) error {
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
-		if err := ew.send("response.output_text.delta", deltaEvent{ItemID: p.msgID, ContentIndex: 0, Delta: piece, Logprobs: []json.RawMessage{}}); err != nil {
+		if err := ew.send("response.output_text.delta", deltaEvent{ItemID: p.msgID, OutputIndex: msg.index, Delta: piece, Logprobs: []json.RawMessage{}}); err != nil {
 			return err
 		}
 	}
@@ -206,38 +220,40 @@ func (p *plan) run(ctx context.Context, ew *eventWriter) error {
 	case endAbruptClose:
 		panic(http.ErrAbortHandler)
 	}
-	return p.close(ew, resp, item)
+	return p.close(ew, resp, msg, done)
 }
 
-// open sends the events before the first delta.
-func (p *plan) open(ew *eventWriter, resp wireResponse, item messageItem) error {
-	if err := ew.send("response.created", responseEvent{resp}); err != nil {
-		return err
-	}
-	if err := ew.send("response.in_progress", responseEvent{resp}); err != nil {
-		return err
-	}
-	if err := ew.send("response.output_item.added", itemEvent{Item: item}); err != nil {
-		return err
-	}
-	return ew.send("response.content_part.added", partEvent{ItemID: p.msgID, Part: newTextPart("")})
+// message is the message item of a response and its output_index.
+type message struct {
+	index int
+	item  messageItem
 }
 
-// close sends the events after the last delta, ending with response.completed.
-func (p *plan) close(ew *eventWriter, resp wireResponse, item messageItem) error {
+// open sends the events that start the message, before its first delta.
+func (m message) open(ew *eventWriter) error {
+	if err := ew.send("response.output_item.added", itemEvent{OutputIndex: m.index, Item: m.item}); err != nil {
+		return err
+	}
+	return ew.send("response.content_part.added", partEvent{ItemID: m.item.ID, OutputIndex: m.index, Part: newTextPart("")})
+}
+
+// close sends the events after the last delta, ending with response.completed, whose
+// output lists the tool items done before the message, then the message.
+func (p *plan) close(ew *eventWriter, resp wireResponse, msg message, done []any) error {
 	part := newTextPart(p.text)
-	if err := ew.send("response.output_text.done", textDoneEvent{ItemID: p.msgID, Text: p.text, Logprobs: []json.RawMessage{}}); err != nil {
+	if err := ew.send("response.output_text.done", textDoneEvent{ItemID: p.msgID, OutputIndex: msg.index, Text: p.text, Logprobs: []json.RawMessage{}}); err != nil {
 		return err
 	}
-	if err := ew.send("response.content_part.done", partEvent{ItemID: p.msgID, Part: part}); err != nil {
+	if err := ew.send("response.content_part.done", partEvent{ItemID: p.msgID, OutputIndex: msg.index, Part: part}); err != nil {
 		return err
 	}
+	item := msg.item
 	item.Status, item.Content = "completed", []textPart{part}
-	if err := ew.send("response.output_item.done", itemEvent{Item: item}); err != nil {
+	if err := ew.send("response.output_item.done", itemEvent{OutputIndex: msg.index, Item: item}); err != nil {
 		return err
 	}
 	out := estimateTokens(p.text)
-	resp.Status, resp.Output = "completed", []messageItem{item}
+	resp.Status, resp.Output = "completed", append(done, item)
 	resp.Usage = &wireUsage{InputTokens: p.inputTokens, OutputTokens: out, TotalTokens: p.inputTokens + out}
 	return ew.send("response.completed", responseEvent{resp})
 }
