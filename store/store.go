@@ -1,5 +1,5 @@
-// Package store is Phaseflow's persistence: sessions, messages, the per-message event log
-// and the tables later work fills (MCP calls, phase transitions, strategies, prompts).
+// Package store is Phaseflow's persistence: sessions, messages, the per-message event log,
+// MCP calls, phase transitions, strategies and stored prompt versions.
 //
 // One package serves two databases. PostgreSQL (through sqlx and lib/pq) is the production
 // store: several replicas share it and learn of new events through LISTEN/NOTIFY. SQLite
@@ -8,8 +8,8 @@
 // same test suite (see package storetest), so callers never branch on the driver.
 //
 // Expected states are errors callers test with errors.Is / errors.As: [ErrNotFound] (a
-// missing row and another user's row look the same), [*GenerationRunningError] and
-// [*DuplicateRequestError].
+// missing row and another user's row look the same), [ErrPhaseChanged] (a phase move lost
+// a race), [*GenerationRunningError] and [*DuplicateRequestError].
 package store
 
 import (
