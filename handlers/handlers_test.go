@@ -243,15 +243,15 @@ func TestNoLegacyRedirect(t *testing.T) {
 	}
 }
 
-// fakeSkills answers every name with a text naming it and carrying every placeholder, and
-// fails for the names in missing.
+// fakeSkills answers every name with a text naming it and the locale, keeping a placeholder
+// so the test sees it is left for the builder; it fails for the names in missing.
 type fakeSkills struct{ missing map[string]bool }
 
 func (f fakeSkills) Text(name, locale string) (string, error) {
 	if f.missing[name] {
 		return "", fmt.Errorf("no %s", name)
 	}
-	return fmt.Sprintf("%s@%s genui={{allowed_genui}} missing={{missing_fields}} limit={{turn_limit}} other={{reasons}}", name, locale), nil
+	return name + "@" + locale + " {{missing_fields}}", nil
 }
 
 func TestPrompt(t *testing.T) {
@@ -263,50 +263,31 @@ func TestPrompt(t *testing.T) {
 		want  Pieces
 	}{
 		{"strategy draft", phases.Strategy, PromptInput{Locale: "en", Stage: StageDraft, Artifacts: Artifacts{}}, Pieces{
-			Texts: []string{
-				"tools@en genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_id`, `backtest_status`, `strategy_status`, `advance_to_stress_test` limit=0 other={{reasons}}",
-				"strategy/skills@en genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_id`, `backtest_status`, `strategy_status`, `advance_to_stress_test` limit=0 other={{reasons}}",
-				"strategy/stages/draft@en genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_id`, `backtest_status`, `strategy_status`, `advance_to_stress_test` limit=0 other={{reasons}}",
-			},
+			Texts:        []string{"strategy/skills@en {{missing_fields}}", "strategy/stages/draft@en {{missing_fields}}"},
 			AllowedTools: []string{"validate_strategy"}, ToolChoice: "auto", MaxOutputTokens: 2000,
 		}},
+		{"strategy backtest", phases.Strategy, PromptInput{Locale: "zh", Stage: StageBacktest}, Pieces{
+			Texts:        []string{"strategy/skills@zh {{missing_fields}}", "strategy/stages/backtest@zh {{missing_fields}}"},
+			AllowedTools: []string{"run_backtest", "validate_strategy"}, ToolChoice: "auto", MaxOutputTokens: 2000,
+		}},
 		{"strategy confirm has no tools", phases.Strategy, PromptInput{Locale: "zh", Stage: StageConfirm, Artifacts: strategyReady, TurnCount: 3, TurnLimit: 8}, Pieces{
-			Texts: []string{
-				"tools@zh genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_status`, `advance_to_stress_test` limit=8 other={{reasons}}",
-				"strategy/skills@zh genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_status`, `advance_to_stress_test` limit=8 other={{reasons}}",
-				"strategy/stages/confirm@zh genui=`strategy_ref`, `strategy_card`, `backtest_charts`, `choice_prompt`, `metric_table` missing=`strategy_status`, `advance_to_stress_test` limit=8 other={{reasons}}",
-			},
+			Texts:      []string{"strategy/skills@zh {{missing_fields}}", "strategy/stages/confirm@zh {{missing_fields}}"},
 			ToolChoice: "none", MaxOutputTokens: 2000,
 		}},
 		{"stage taken from artifacts when not given", phases.StressTest, PromptInput{Locale: "en", Artifacts: Artifacts{"scenario_set_id": "set-1"}}, Pieces{
-			Texts: []string{
-				"tools@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-				"stress_test/skills@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-				"stress_test/stages/scenario@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-			},
+			Texts:        []string{"stress_test/skills@en {{missing_fields}}", "stress_test/stages/scenario@en {{missing_fields}}"},
 			AllowedTools: []string{"run_stress_scenarios", "get_stress_report"}, ToolChoice: "auto", MaxOutputTokens: 2000,
 		}},
-		{"at the limit is not past it", phases.Deployment, PromptInput{Locale: "en", Stage: StageMonitor, Artifacts: Artifacts{"deployment_status": "completed"}, TurnCount: 5, TurnLimit: 5}, Pieces{
-			Texts: []string{
-				"tools@en genui=`deployment_summary`, `rollout_status`, `choice_prompt`, `metric_table` missing=— limit=5 other={{reasons}}",
-				"deployment/skills@en genui=`deployment_summary`, `rollout_status`, `choice_prompt`, `metric_table` missing=— limit=5 other={{reasons}}",
-				"deployment/stages/monitor@en genui=`deployment_summary`, `rollout_status`, `choice_prompt`, `metric_table` missing=— limit=5 other={{reasons}}",
-			},
+		{"at the limit is not past it", phases.Deployment, PromptInput{Locale: "en", Stage: StageMonitor, TurnCount: 5, TurnLimit: 5}, Pieces{
+			Texts:        []string{"deployment/skills@en {{missing_fields}}", "deployment/stages/monitor@en {{missing_fields}}"},
 			AllowedTools: []string{"check_risk_guard", "deploy_strategy", "get_deployment_status"}, ToolChoice: "auto", MaxOutputTokens: 2000,
 		}},
-		{"past the limit nudges without tools", phases.Deployment, PromptInput{Locale: "en", Stage: StageRollout, Artifacts: Artifacts{"deployment_target": "paper", "risk_guard_status": "armed"}, TurnCount: 6, TurnLimit: 5}, Pieces{
-			Texts: []string{
-				"tools@en genui=`deployment_summary`, `rollout_status`, `choice_prompt`, `metric_table` missing=`deployment_id`, `rollout_status`, `deployment_status` limit=5 other={{reasons}}",
-				"deployment/nudge@en genui=`deployment_summary`, `rollout_status`, `choice_prompt`, `metric_table` missing=`deployment_id`, `rollout_status`, `deployment_status` limit=5 other={{reasons}}",
-			},
+		{"past the limit nudges without tools", phases.Deployment, PromptInput{Locale: "en", Stage: StageRollout, TurnCount: 6, TurnLimit: 5}, Pieces{
+			Texts:      []string{"deployment/nudge@en {{missing_fields}}"},
 			ToolChoice: "none", MaxOutputTokens: 2000, Nudge: true,
 		}},
-		{"no limit never nudges", phases.StressTest, PromptInput{Locale: "en", Stage: StageFeedback, Artifacts: Artifacts{}, TurnCount: 99}, Pieces{
-			Texts: []string{
-				"tools@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`scenario_set_id`, `stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-				"stress_test/skills@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`scenario_set_id`, `stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-				"stress_test/stages/feedback@en genui=`stress_report`, `scenario_table`, `choice_prompt`, `metric_table` missing=`scenario_set_id`, `stress_report_id`, `stress_test_decision` limit=0 other={{reasons}}",
-			},
+		{"no limit never nudges", phases.StressTest, PromptInput{Locale: "en", Stage: StageFeedback, TurnCount: 99}, Pieces{
+			Texts:        []string{"stress_test/skills@en {{missing_fields}}", "stress_test/stages/feedback@en {{missing_fields}}"},
 			AllowedTools: []string{"run_stress_scenarios", "get_stress_report"}, ToolChoice: "auto", MaxOutputTokens: 2000,
 		}},
 	}
@@ -333,7 +314,7 @@ func TestPromptErrors(t *testing.T) {
 	}{
 		{"unknown stage", fakeSkills{}, PromptInput{Stage: "rollout"}, ErrUnknownStage, "strategy/rollout"},
 		{"missing stage text", fakeSkills{missing: map[string]bool{"strategy/stages/draft": true}}, PromptInput{Stage: StageDraft}, nil, "no strategy/stages/draft"},
-		{"missing tools text", fakeSkills{missing: map[string]bool{"tools": true}}, PromptInput{Stage: StageDraft}, nil, "no tools"},
+		{"missing phase skills", fakeSkills{missing: map[string]bool{"strategy/skills": true}}, PromptInput{Stage: StageDraft}, nil, "no strategy/skills"},
 		{"missing nudge text", fakeSkills{missing: map[string]bool{"strategy/nudge": true}}, PromptInput{Stage: StageDraft, TurnCount: 4, TurnLimit: 3}, nil, "no strategy/nudge"},
 	}
 	for _, tc := range cases {
