@@ -28,6 +28,10 @@ func TestMovePhase(t *testing.T) {
 		sess := newSession(t, s, "alice")
 		_, reply := createTurn(t, s, sess, "confirm", "")
 		finish(t, s, reply, store.StatusCompleted)
+		sess.PreviousResponseID = "resp_strategy_chain"
+		if err := s.UpdateSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
 
 		// state asserts the stored phase and the number of transitions of sess.
 		state := func(t *testing.T, wantPhase string, wantMoves int) []store.Transition {
@@ -48,7 +52,7 @@ func TestMovePhase(t *testing.T) {
 
 		t.Run("writes the session and the transition", func(t *testing.T) {
 			next := moved(sess, "stress_test")
-			next.Status = "active"
+			next.Status, next.PreviousResponseID = "active", "" // a new phase starts a fresh chain
 			tr := &store.Transition{FromPhase: "strategy", ToPhase: "stress_test", Reason: "strategy confirmed",
 				MessageID: reply.ID, Metadata: store.JSON(`{"fields": ["strategy_status"], "tool_call": "c1"}`)}
 			if err := s.MovePhase(ctx, next, tr); err != nil {
