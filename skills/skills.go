@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 )
 
 //go:embed en zh
@@ -38,4 +40,28 @@ func (l Library) Text(name, locale string) (string, error) {
 		return "", fmt.Errorf("%w: %s (%s)", ErrUnknown, name, locale)
 	}
 	return string(b), nil
+}
+
+// Names lists the skills embedded for locale, as the names [Library.Text] takes, sorted. It
+// exists so tests and tools can walk every text (the parity and golden tests do) without
+// keeping a second list that could drift from the files.
+func (l Library) Names(locale string) ([]string, error) {
+	if !slices.Contains(Locales, locale) {
+		return nil, fmt.Errorf("%w: locale %q", ErrUnknown, locale)
+	}
+	var names []string
+	err := fs.WalkDir(l.fsys, locale, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && path.Ext(p) == ".md" {
+			names = append(names, strings.TrimSuffix(strings.TrimPrefix(p, locale+"/"), ".md"))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("skills: listing %s: %w", locale, err)
+	}
+	slices.Sort(names)
+	return names, nil
 }

@@ -1,0 +1,231 @@
+package skills_test
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/phases"
+	"github.com/phaseflow/phaseflow/skills"
+)
+
+// triggers are the parts of a prompt text the system or the model matches literally, so a
+// translation must carry them unchanged. Concretely:
+//
+//   - code: every inline code span (`…` on one line, outside fenced blocks), which is how
+//     the texts write tool names, artifact fields, allowed values, GenUI types and JSON;
+//   - tags: every XML-like tag (<name …>, </name>), fenced blocks included, such as <final>,
+//     <AGENT_UI_JSON> or <serp_queries>;
+//   - idents: every identifier with an underscore (snake_case or UPPER_CASE), anywhere, so a
+//     field or tool named outside backticks is caught too;
+//   - placeholders: every {{name}}, kept as a multiset because each one is filled.
+type triggers struct {
+	Code, Tags, Idents, Placeholders []string
+}
+
+// patterns holds the regular expressions of [triggers]; built per test, not global.
+type patterns struct {
+	fence, code, tag, ident, placeholder *regexp.Regexp
+}
+
+func newPatterns() patterns {
+	return patterns{
+		fence:       regexp.MustCompile("(?ms)^```.*?^```"),
+		code:        regexp.MustCompile("`([^`\n]+)`"),
+		tag:         regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_.-]*(?:\s[^<>]*)?/?>`),
+		ident:       regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b`),
+		placeholder: regexp.MustCompile(`\{\{\s*[A-Za-z_]+\s*\}\}`),
+	}
+}
+
+func (p patterns) of(text string) triggers {
+	var code []string
+	for _, m := range p.code.FindAllStringSubmatch(p.fence.ReplaceAllString(text, ""), -1) {
+		code = append(code, m[1])
+	}
+	placeholders := p.placeholder.FindAllString(text, -1)
+	sort.Strings(placeholders)
+	return triggers{
+		Code:         set(code),
+		Tags:         set(p.tag.FindAllString(text, -1)),
+		Idents:       set(p.ident.FindAllString(text, -1)),
+		Placeholders: placeholders,
+	}
+}
+
+// set sorts and deduplicates; nil for none, so empty results compare equal.
+func set(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func names(t *testing.T, lib skills.Library, locale string) []string {
+	t.Helper()
+	n, err := lib.Names(locale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func text(t *testing.T, lib skills.Library, name, locale string) string {
+	t.Helper()
+	s, err := lib.Text(name, locale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestLocalesHaveTheSameFiles(t *testing.T) {
+	lib := skills.New()
+	if diff := cmp.Diff(names(t, lib, "en"), names(t, lib, "zh")); diff != "" {
+		t.Errorf("skill files differ between locales (-en +zh):\n%s", diff)
+	}
+}
+
+func TestParity(t *testing.T) {
+	lib, pat := skills.New(), newPatterns()
+	for _, name := range names(t, lib, "en") {
+		t.Run(name, func(t *testing.T) {
+			en, zh := pat.of(text(t, lib, name, "en")), pat.of(text(t, lib, name, "zh"))
+			if diff := cmp.Diff(en, zh); diff != "" {
+				t.Errorf("literal triggers differ (-en +zh):\n%s", diff)
+			}
+		})
+	}
+}
+
+// isCJK reports ideographs, kana, hangul and the CJK and full-width punctuation blocks, the
+// characters that give away an untranslated piece of Chinese.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
+}
+
+func TestEnglishHasNoCJK(t *testing.T) {
+	lib := skills.New()
+	for _, name := range names(t, lib, "en") {
+		for i, line := range strings.Split(text(t, lib, name, "en"), "\n") {
+			if strings.IndexFunc(line, isCJK) >= 0 {
+				t.Errorf("%s:%d: CJK character in an English text: %q", name, i+1, line)
+			}
+		}
+	}
+}
+
+// phaseTexts are the skills this package's handlers read: the tool rules and every text
+// under a phase folder.
+func phaseTexts(t *testing.T, lib skills.Library) []string {
+	var out []string
+	for _, n := range names(t, lib, "en") {
+		if n == "tools" || strings.HasPrefix(n, "strategy/") || strings.HasPrefix(n, "stress_test/") ||
+			strings.HasPrefix(n, "deployment/") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestPhaseTextsUseKnownPlaceholders: the handlers fill only these three; anything else
+// would reach the model as literal braces.
+func TestPhaseTextsUseKnownPlaceholders(t *testing.T) {
+	lib, pat := skills.New(), newPatterns()
+	known := []string{"{{allowed_genui}}", "{{missing_fields}}", "{{turn_limit}}"}
+	for _, name := range phaseTexts(t, lib) {
+		for _, ph := range pat.of(text(t, lib, name, "en")).Placeholders {
+			if !slices.Contains(known, ph) {
+				t.Errorf("%s: unknown placeholder %s", name, ph)
+			}
+		}
+	}
+}
+
+// vocabulary is every lower-case identifier a phase text may show in backticks: the artifact
+// fields, the tools and the GenUI types of every phase.
+func vocabulary(t *testing.T) map[string]bool {
+	r, v := handlers.New(), map[string]bool{}
+	for _, p := range []phases.Phase{phases.Strategy, phases.StressTest, phases.Deployment} {
+		for _, f := range phases.Fields(p) {
+			v[f.Name] = true
+		}
+		h, _ := r.For(p)
+		for _, g := range h.AllowedGenUI() {
+			v[g] = true
+		}
+		for _, stage := range r.Stages(p) {
+			pieces, err := h.Prompt(skills.New(), handlers.PromptInput{Locale: "en", Stage: stage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range pieces.AllowedTools {
+				v[tool] = true
+			}
+		}
+	}
+	return v
+}
+
+// TestPhaseTextsNameKnownKeys catches a misspelt field, tool or GenUI type: a backticked
+// snake_case identifier in a phase text must be one the system knows.
+func TestPhaseTextsNameKnownKeys(t *testing.T) {
+	lib, vocab := skills.New(), vocabulary(t)
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$`)
+	for _, name := range phaseTexts(t, lib) {
+		for _, c := range newPatterns().of(text(t, lib, name, "en")).Code {
+			if snake.MatchString(c) && !vocab[c] {
+				t.Errorf("%s: `%s` is not an artifact field, tool or GenUI type", name, c)
+			}
+		}
+	}
+}
+
+// TestPhaseTextsAreShort keeps every prompt piece reviewable and cheap in tokens.
+func TestPhaseTextsAreShort(t *testing.T) {
+	lib := skills.New()
+	for _, name := range phaseTexts(t, lib) {
+		for _, locale := range skills.Locales {
+			if n := strings.Count(text(t, lib, name, locale), "\n"); n > 40 {
+				t.Errorf("%s (%s): %d lines, want at most 40", name, locale, n)
+			}
+		}
+	}
+}
+
+func TestTriggers(t *testing.T) {
+	cases := []struct {
+		name string
+		text string
+		want triggers
+	}{
+		{"code spans, not fenced blocks", "Set `strategy_id`.\n```\n`ignored` <final>\n```\n", triggers{
+			Code: []string{"strategy_id"}, Tags: []string{"<final>"}, Idents: []string{"strategy_id"},
+		}},
+		{"tags with attributes and closing tags", `<phase id="1"> a < b </phase> <<ParsingError>>`, triggers{
+			Tags: []string{"</phase>", "<ParsingError>", `<phase id="1">`},
+		}},
+		{"identifiers outside backticks", "call run_backtest, then RISK_GUARD_FAILED; 中文run_backtest", triggers{
+			Idents: []string{"RISK_GUARD_FAILED", "run_backtest"},
+		}},
+		{"placeholders keep their count", "{{turn_limit}} and {{turn_limit}} {{ x }}", triggers{
+			Placeholders: []string{"{{ x }}", "{{turn_limit}}", "{{turn_limit}}"},
+			Idents:       []string{"turn_limit"},
+		}},
+	}
+	pat := newPatterns()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, pat.of(tc.text)); diff != "" {
+				t.Errorf("triggers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
