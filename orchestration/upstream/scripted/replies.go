@@ -118,8 +118,14 @@ func lookupScenario(name string) (scenario, bool) {
 	return sc, ok
 }
 
-// with returns r with the placeholders of its final text, GenUI and patch filled in.
+// with returns r with the placeholders of its phases, final text, GenUI and patch filled
+// in.
 func (r reply) with(vars *strings.Replacer) reply {
+	phases := make([]phase, len(r.phases))
+	for i, p := range r.phases {
+		phases[i] = phase{title: vars.Replace(p.title), text: vars.Replace(p.text)}
+	}
+	r.phases = phases
 	r.final, r.ui, r.patch = vars.Replace(r.final), vars.Replace(r.ui), vars.Replace(r.patch)
 	return r
 }

@@ -8,6 +8,32 @@
 // [[fault:stall]] in the latest user message select a fault ([Server.ServeHTTP] lists
 // them). Every request is recorded so tests can check what the orchestrator actually sent.
 //
+// # Scenarios
+//
+// It plays a conversation through the three phases. The scenario of a request is the one
+// named by a [[scenario:NAME]] marker in the latest user message; without one, the default
+// of the phase and stage read from the [SESSION STATE] block of the instructions (phase:,
+// stage:, and artifacts:, whose ids the replies reuse); without that block, a generic
+// reply. Defaults per phase/stage:
+//
+//	strategy     draft → strategy_draft, backtest → strategy_backtest, confirm → strategy_confirm
+//	stress_test  bootstrap → stress_bootstrap, scenario → stress_scenario, feedback → stress_feedback_pass
+//	deployment   prepare → deploy_prepare, rollout → deploy_rollout, monitor → deploy_monitor_completed
+//
+// and, by marker only: stress_feedback_revise, deploy_monitor_blocked, bad_patch (a patch
+// setting strategy_status to "bogus") and genui_not_allowed (a deployment_summary card in
+// the strategy phase). An unknown stage plays its phase's first; an unknown name is ignored.
+//
+// A scenario's reply is valid ThinkingML followed, after </final>, by <AGENT_UI_JSON> (a
+// JSON array of GenUI objects) and <AGENT_STATE_PATCH> (a merge patch on the phase's
+// artifacts) blocks, which the server's stream filter withholds. Before the reply, a
+// scenario may run MCP calls, streamed as the real API does (transcripts B and C): one
+// mcp_list_tools item per server, then each mcp_call item, then the message, each at its
+// own output_index. strategy_draft's validate_strategy call on strategy_engine fails once
+// (an mcp_tool_execution_error) and is retried with the same arguments; the other tools
+// are run_backtest (strategy_engine), run_stress_scenarios (risk_lab), check_risk_guard
+// and deploy_strategy (deployer). Calls are played whatever tools the request lists.
+//
 // The reply is in Chinese when the request's instructions or latest user message contain
 // CJK characters or the instructions say "locale: zh", and in English otherwise.
 package scripted
@@ -54,7 +80,9 @@ type RecordedRequest struct {
 	Path string `json:"path"`
 	// Headers are the request headers as received.
 	Headers http.Header `json:"headers"`
-	// Body is the JSON body, or a JSON string holding the body when it was not JSON.
+	// Body is the JSON body, or a JSON string holding the body when it was not JSON. It is
+	// kept whole, so the MCP tools of a request are there as sent, each with its
+	// "headers" (the server's x-mcp-context JWT) and "allowed_tools".
 	Body json.RawMessage `json:"body"`
 }
 
@@ -109,7 +137,9 @@ func New(opts Options) *Server {
 //	[[fault:broken_xml_once]], [[fault:wrong_language_once]]
 //	                            bad on the first request with this message, good on the next
 //	[[pace_ms:N]]               N ms between deltas for this reply
-//	[[scenario:NAME]]           the reply of another scenario
+//	[[scenario:NAME]]           play scenario NAME (see the package documentation)
+//
+// Faults apply on top of any scenario: its MCP calls are played, then the faulty text.
 //
 // When several stream faults are given, mid_stream_error wins over abrupt_close, which
 // wins over stall. A stall ends only with the request's context, so a host http.Server
@@ -118,7 +148,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Requests returns the last requests received, oldest first (at most 100).
+// Requests returns the last requests received, oldest first (at most 100). GET
+// /_scripted/requests answers the same as {"requests":[…]}; a test reads the headers the
+// server attached to each MCP tool at requests[i].body.tools[j].headers.
 func (s *Server) Requests() []RecordedRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
