@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ func start(t *testing.T, opts scripted.Options) (*scripted.Running, *upstream.Cl
 type turn struct {
 	events  []upstream.Event
 	text    string
+	chunks  []string // the text deltas, in order
 	deltas  int
 	err     error
 	created time.Time // when response.created arrived
@@ -79,6 +81,7 @@ func ask(ctx context.Context, c *upstream.Client, instructions, userText string)
 			}
 			tr.deltas++
 			tr.text += ev.Delta
+			tr.chunks = append(tr.chunks, ev.Delta)
 		}
 	}
 	return tr
@@ -144,9 +147,38 @@ func TestReplies(t *testing.T) {
 	}
 }
 
-func TestWireFormat(t *testing.T) {
-	run, _ := start(t, scripted.Options{Pace: -1})
-	body := `{"model":"m","stream":true,"input":"hi"}`
+// rawEvent is the part of a stream event the wire tests read.
+type rawEvent struct {
+	Type        string `json:"type"`
+	Seq         *int   `json:"sequence_number"`
+	OutputIndex *int   `json:"output_index"`
+	ItemID      string `json:"item_id"`
+	Delta       string `json:"delta"`
+	Arguments   string `json:"arguments"`
+	Item        *struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		Status    string          `json:"status"`
+		Name      string          `json:"name"`
+		Arguments *string         `json:"arguments"`
+		Output    json.RawMessage `json:"output"`
+		Error     json.RawMessage `json:"error"`
+		Tools     []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	} `json:"item"`
+	Response *struct {
+		Output []struct {
+			ID string `json:"id"`
+		} `json:"output"`
+	} `json:"response"`
+}
+
+// rawStream posts body to the scripted upstream and returns its events, failing the test
+// unless each is framed as `event: TYPE` + `data: {"type":TYPE,…}` with sequence numbers
+// 0, 1, 2, …
+func rawStream(t *testing.T, run *scripted.Running, body string) []rawEvent {
+	t.Helper()
 	resp, err := http.Post(run.URL()+"/responses", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -160,28 +192,129 @@ func TestWireFormat(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || resp.Header.Get("X-Request-Id") == "" {
 		t.Errorf("Content-Type = %q, X-Request-Id = %q", ct, resp.Header.Get("X-Request-Id"))
 	}
-	var types []string
+	var events []rawEvent
 	for i, block := range strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n") {
 		name, data, ok := strings.Cut(block, "\ndata: ")
-		var ev struct {
-			Type string `json:"type"`
-			Seq  *int   `json:"sequence_number"`
-		}
+		var ev rawEvent
 		if !ok || json.Unmarshal([]byte(data), &ev) != nil || "event: "+ev.Type != name || ev.Seq == nil || *ev.Seq != i {
 			t.Fatalf("event %d is malformed or out of sequence:\n%s", i, block)
 		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+// typeRuns returns the event types with repeats in a row collapsed.
+func typeRuns(events []rawEvent) []string {
+	var types []string
+	for _, ev := range events {
 		if len(types) == 0 || types[len(types)-1] != ev.Type {
 			types = append(types, ev.Type)
 		}
 	}
+	return types
+}
+
+func TestWireFormat(t *testing.T) {
+	run, _ := start(t, scripted.Options{Pace: -1})
+	events := rawStream(t, run, `{"model":"m","stream":true,"input":"hi"}`)
 	want := []string{
 		"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
 		"response.output_text.delta", "response.output_text.done", "response.content_part.done",
 		"response.output_item.done", "response.completed",
 	}
-	if strings.Join(types, " ") != strings.Join(want, " ") {
-		t.Errorf("event order\n got %v\nwant %v", types, want)
+	if got := typeRuns(events); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("event order\n got %v\nwant %v", got, want)
 	}
+}
+
+// TestWireFormatMCP follows transcript C of upstream-wire.md: tool listing, a failed call,
+// its retry, then the message, each item at its own output_index, all of them listed by
+// response.completed.
+func TestWireFormatMCP(t *testing.T) {
+	run, _ := start(t, scripted.Options{Pace: -1, ChunkSize: 16})
+	events := rawStream(t, run, `{"model":"m","stream":true,"input":"draft it [[scenario:strategy_draft]]"}`)
+	call := func(ending string) []string {
+		return []string{"response.output_item.added", "response.mcp_call.in_progress", "response.mcp_call_arguments.delta",
+			"response.mcp_call_arguments.done", ending, "response.output_item.done"}
+	}
+	want := slices.Concat(
+		[]string{"response.created", "response.in_progress", "response.output_item.added", "response.mcp_list_tools.in_progress",
+			"response.mcp_list_tools.completed", "response.output_item.done"},
+		call("response.mcp_call.failed"), call("response.mcp_call.completed"),
+		[]string{"response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.done",
+			"response.content_part.done", "response.output_item.done", "response.completed"})
+	if got := typeRuns(events); !slices.Equal(got, want) {
+		t.Fatalf("event order\n got %v\nwant %v", got, want)
+	}
+	done := checkOutputIndexes(t, events)
+	if len(done) != 4 {
+		t.Fatalf("%d items done, want 4", len(done))
+	}
+	list, failed, retried := done[0].Item, done[1].Item, done[2].Item
+	if list.Type != "mcp_list_tools" || len(list.Tools) == 0 {
+		t.Errorf("item 0 = %+v, want the listed tools", list)
+	}
+	if failed.Status != "failed" || string(failed.Output) != "null" || !strings.Contains(string(failed.Error), `"type":"mcp_tool_execution_error","content":[{"type":"text","text":"`) {
+		t.Errorf("failed item: status %q, output %s, error %s", failed.Status, failed.Output, failed.Error)
+	}
+	if retried.Status != "completed" || string(retried.Error) != "null" || *retried.Arguments != *failed.Arguments || retried.ID == failed.ID {
+		t.Errorf("retry: status %q, error %s, arguments %s (failed: %s), ids %s %s", retried.Status, retried.Error, *retried.Arguments, *failed.Arguments, retried.ID, failed.ID)
+	}
+	if done[3].Item.Type != "message" {
+		t.Errorf("item 3 is a %s, want the message", done[3].Item.Type)
+	}
+}
+
+// checkOutputIndexes checks that every event of an item carries the item's output_index,
+// that items come at 0, 1, 2, … one after the other, that a call's argument deltas add up
+// to its arguments, and that response.completed lists the items in that order. It returns
+// the output_item.done events.
+func checkOutputIndexes(t *testing.T, events []rawEvent) []rawEvent {
+	t.Helper()
+	var (
+		done []rawEvent
+		ids  []string
+		args strings.Builder
+	)
+	for _, ev := range events {
+		if ev.Type == "response.output_item.added" {
+			if ev.OutputIndex == nil || *ev.OutputIndex != len(ids) || ev.Item == nil || (ev.Item.Arguments != nil && *ev.Item.Arguments != "") {
+				t.Fatalf("output_item.added at %v, want %d, with an empty skeleton: %+v", ev.OutputIndex, len(ids), ev.Item)
+			}
+			ids = append(ids, ev.Item.ID)
+			args.Reset()
+			continue
+		}
+		if ev.Type == "response.created" || ev.Type == "response.in_progress" || ev.Type == "response.completed" {
+			continue
+		}
+		if ev.OutputIndex == nil || *ev.OutputIndex != len(ids)-1 || (ev.ItemID != "" && ev.ItemID != ids[len(ids)-1]) {
+			t.Errorf("%s at output_index %v item %q, want %d %q", ev.Type, ev.OutputIndex, ev.ItemID, len(ids)-1, ids[len(ids)-1])
+		}
+		switch ev.Type {
+		case "response.mcp_call_arguments.delta":
+			args.WriteString(ev.Delta)
+		case "response.mcp_call_arguments.done":
+			if ev.Arguments != args.String() || !json.Valid([]byte(ev.Arguments)) {
+				t.Errorf("arguments %q, deltas %q", ev.Arguments, args.String())
+			}
+		case "response.output_item.done":
+			if ev.Item == nil || ev.Item.ID != ids[len(ids)-1] {
+				t.Fatalf("output_item.done of another item: %+v", ev.Item)
+			}
+			done = append(done, ev)
+		}
+	}
+	last := events[len(events)-1]
+	var listed []string
+	for _, o := range last.Response.Output {
+		listed = append(listed, o.ID)
+	}
+	if !slices.Equal(listed, ids) {
+		t.Errorf("response.completed lists %v, want %v", listed, ids)
+	}
+	return done
 }
 
 func TestFaults(t *testing.T) {
