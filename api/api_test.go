@@ -16,6 +16,7 @@ import (
 
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/upstream"
@@ -43,8 +44,10 @@ func newStack(t *testing.T) *stack {
 	}
 	client := upstream.New(upstream.Config{BaseURL: up.URL()})
 	log := eventlog.New(st, logger, eventlog.Options{})
-	orch := orchestration.New(orchestration.Config{Provider: "scripted", Model: "m", IdleTimeout: 5 * time.Second}, st, log, client, skills.New(), logger)
 	a := auth.New([]byte("api-test-secret-0123456789abcdef"), "", "")
+	orch := orchestration.New(orchestration.Config{Provider: "scripted", Model: "m", IdleTimeout: 5 * time.Second}, orchestration.Deps{
+		Store: st, Log: log, Upstream: client, Skills: skills.New(), Handlers: handlers.New(), Signer: a, Logger: logger,
+	})
 	s := api.New(api.Deps{
 		Config: api.Config{HeartbeatInterval: 50 * time.Millisecond, MaxBodyBytes: 1 << 20},
 		Auth:   a, Orchestrator: orch, Sessions: orch.Sessions(), Store: st, Log: log, Logger: logger,

@@ -19,6 +19,8 @@ import (
 type Orchestrator interface {
 	HandleMessage(ctx context.Context, req session.Request) (*orchestration.Turn, error)
 	Cancel(ctx context.Context, messageID, userID string) error
+	MovePhase(ctx context.Context, userID, sessionID, to, reason string) (*store.Session, error)
+	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error)
 }
 
 // SessionMaker creates sessions outside a turn (POST /sessions).
@@ -32,6 +34,11 @@ type Store interface {
 	ListSessions(ctx context.Context, userID string) ([]store.Session, error)
 	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
 	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
+	ListTransitions(ctx context.Context, sessionID, userID string) ([]store.Transition, error)
+	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
+	CreatePrompt(ctx context.Context, p *store.Prompt) error
+	ListPrompts(ctx context.Context) ([]store.Prompt, error)
+	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
 	Ping(ctx context.Context) error
 }
 
@@ -121,6 +128,15 @@ func (s *Server) routes() *echo.Echo {
 	user.GET("/messages/:id", s.getMessage)
 	user.POST("/messages/:id/cancel", s.cancelMessage)
 	user.POST("/validate", s.validate)
+	user.GET("/sessions/:id/transitions", s.listTransitions)
+	user.POST("/sessions/:id/phase", s.movePhase)
+	user.GET("/strategies/:id", s.getStrategy)
+	user.POST("/strategies/:id/confirm", s.confirmStrategy)
+
+	admin := v1.Group("/llm", s.auth.Middleware(), auth.RequireAdmin())
+	admin.GET("/prompts", s.listPrompts)
+	admin.POST("/prompts", s.createPrompt)
+	admin.POST("/prompts/:id/activate", s.activatePrompt)
 	return e
 }
 

@@ -20,6 +20,12 @@ import (
 	"time"
 )
 
+// MCPServer is one MCP server the upstream may call on the model's behalf.
+type MCPServer struct {
+	Label string // server_label, also the audience of its x-mcp-context token
+	URL   string
+}
+
 // ReplyPolicy says what the orchestrator does when a model reply fails validation.
 type ReplyPolicy string
 
@@ -70,6 +76,13 @@ type Config struct {
 	UpstreamAPIKey Secret
 	// UpstreamModel is the model name sent upstream.
 	UpstreamModel string
+	// UpstreamChain sends previous_response_id instead of resending the history; only
+	// upstreams that store responses support it (upstream-wire.md §7).
+	UpstreamChain bool
+	// MCPServers are the MCP servers the model may call through the upstream.
+	MCPServers []MCPServer
+	// PhaseTurnLimit is the stop criterion: turns in one phase before the nudge.
+	PhaseTurnLimit int
 	// HeartbeatInterval is the time between SSE heartbeat events (at least 100ms).
 	HeartbeatInterval time.Duration
 	// ShutdownGrace is how long shutdown waits for running turns before cutting them.
@@ -186,6 +199,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("upstream_url", RedactURL(c.UpstreamURL)),
 		slog.String("upstream_api_key", c.UpstreamAPIKey.String()),
 		slog.String("upstream_model", c.UpstreamModel),
+		slog.Bool("upstream_chain", c.UpstreamChain),
+		slog.Any("mcp_servers", c.MCPServers),
+		slog.Int("phase_turn_limit", c.PhaseTurnLimit),
 		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
 		slog.Duration("shutdown_grace", c.ShutdownGrace),
 		slog.Duration("turn_timeout", c.TurnTimeout),

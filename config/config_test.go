@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func defaults() Config {
 		IdleTimeout:        60 * time.Second,
 		MaxConcurrentTurns: 64,
 		MaxBodyBytes:       1048576,
+		PhaseTurnLimit:     12,
 		ReplyPolicy:        ReplyPolicyRetry,
 		LogLevel:           slog.LevelInfo,
 		LogFormat:          LogFormatText,
@@ -42,6 +44,10 @@ func TestLoad(t *testing.T) {
 		want func(c *Config)
 	}{
 		{name: "defaults", want: func(*Config) {}},
+		{name: "MCP servers", env: map[string]string{"PHASEFLOW_MCP_SERVERS": "strategy_engine=https://mcp.example/se, risk_lab=http://127.0.0.1:9/rl"},
+			want: func(c *Config) {
+				c.MCPServers = []MCPServer{{Label: "strategy_engine", URL: "https://mcp.example/se"}, {Label: "risk_lab", URL: "http://127.0.0.1:9/rl"}}
+			}},
 		{name: "nil env map reads nothing", env: nil, want: func(*Config) {}},
 		{
 			name: "every variable",
@@ -129,7 +135,7 @@ func TestLoad(t *testing.T) {
 			}
 			want := defaults()
 			tt.want(&want)
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("Load =\n%+v\nwant\n%+v", got, want)
 			}
 		})
@@ -143,6 +149,8 @@ func TestLoadErrors(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
+		{name: "MCP server without a URL", env: map[string]string{"PHASEFLOW_MCP_SERVERS": "strategy_engine"},
+			wantErr: `PHASEFLOW_MCP_SERVERS: "strategy_engine" is not label=url`},
 		{name: "env bad duration", env: map[string]string{"PHASEFLOW_HEARTBEAT_INTERVAL": "x"},
 			wantErr: `PHASEFLOW_HEARTBEAT_INTERVAL: time: invalid duration "x"`},
 		{name: "flag bad duration", args: []string{"--heartbeat-interval", "x"},

@@ -55,6 +55,15 @@ func settings() []setting {
 		{flag: "upstream-model", env: "PHASEFLOW_UPSTREAM_MODEL", def: "gpt-4o-mini", arg: "name",
 			usage: "model name sent upstream",
 			set:   setString(func(c *Config) *string { return &c.UpstreamModel })},
+		{flag: "upstream-chain", env: "PHASEFLOW_UPSTREAM_CHAIN", def: "false", isBool: true,
+			usage: "send previous_response_id instead of the history (only for upstreams that store responses, such as OpenAI)",
+			set:   setBool(func(c *Config) *bool { return &c.UpstreamChain })},
+		{flag: "mcp-servers", env: "PHASEFLOW_MCP_SERVERS", arg: "label=url,…",
+			usage: "MCP servers the model may call through the upstream, each sent an x-mcp-context token",
+			set:   setMCPServers},
+		{flag: "phase-turn-limit", env: "PHASEFLOW_PHASE_TURN_LIMIT", def: "12", arg: "n",
+			usage: "turns in one phase before the phase's nudge replaces its normal prompt",
+			set:   setTurnLimit},
 		{flag: "heartbeat-interval", env: "PHASEFLOW_HEARTBEAT_INTERVAL", def: "15s", arg: "duration",
 			usage: "time between SSE heartbeats (at least 100ms)",
 			set:   setDuration(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval })},
@@ -284,5 +293,36 @@ func setUpstreamURL(c *Config, v string) error {
 		return fmt.Errorf("want an absolute http or https URL, got %q", RedactURL(v))
 	}
 	c.UpstreamURL = strings.TrimRight(v, "/")
+	return nil
+}
+
+// setMCPServers parses "label=url,label=url".
+func setMCPServers(c *Config, v string) error {
+	c.MCPServers = nil
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		label, raw, ok := strings.Cut(item, "=")
+		if !ok || label == "" {
+			return fmt.Errorf("%q is not label=url", item)
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%q: not an absolute http(s) URL", raw)
+		}
+		c.MCPServers = append(c.MCPServers, MCPServer{Label: label, URL: raw})
+	}
+	return nil
+}
+
+// setTurnLimit parses a positive int.
+func setTurnLimit(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("must be a positive integer, got %q", v)
+	}
+	c.PhaseTurnLimit = n
 	return nil
 }

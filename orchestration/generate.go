@@ -19,15 +19,18 @@ func (o *Orchestrator) generate(t *turn) error {
 	if err := o.setStatus(t, store.StatusStreaming, events.StatusData{State: events.StateWorking, Phase: t.begun.Session.Phase}); err != nil {
 		return err
 	}
-	history, err := o.history(t)
-	if err != nil {
+	var err error
+	if t.history, err = o.history(t); err != nil {
+		return err
+	}
+	if t.plan, err = o.prepare(t); err != nil {
 		return err
 	}
 	for t.attempts = 1; t.attempts <= maxAttempts; t.attempts++ {
-		accepted, err := o.attempt(t, history)
+		accepted, err := o.attempt(t)
 		if err != nil || accepted {
 			if err == nil {
-				err = o.complete(t)
+				err = o.finish(t)
 			}
 			return err
 		}
@@ -41,17 +44,19 @@ func (o *Orchestrator) generate(t *turn) error {
 }
 
 // attempt streams one attempt and judges it by the reply policy.
-func (o *Orchestrator) attempt(t *turn, history []store.Message) (bool, error) {
-	req, err := o.prompts.Build(prompt.Input{
-		Session: t.begun.Session, History: history, UserText: t.userText,
-		Carryover: t.begun.Carryover, Correction: t.problems,
-	})
+func (o *Orchestrator) attempt(t *turn) (bool, error) {
+	req, err := o.prompts.Build(o.skillsFor(t.ctx), o.promptInput(t))
 	if err != nil {
 		return false, err
 	}
 	t.result, err = o.streams.Run(t.ctx, req, t.em)
 	if err != nil {
 		return false, err
+	}
+	if strings.TrimSpace(t.result.Text) == "" {
+		if err := o.fallbackEmpty(t); err != nil {
+			return false, err
+		}
 	}
 	if o.cfg.ReplyPolicy == PolicyOff {
 		return true, nil
@@ -61,6 +66,42 @@ func (o *Orchestrator) attempt(t *turn, history []store.Message) (bool, error) {
 	})
 	t.problems = t.outcome.Problems()
 	return len(t.problems) == 0 || o.cfg.ReplyPolicy == PolicyReport, nil
+}
+
+func (o *Orchestrator) promptInput(t *turn) prompt.Input {
+	p := t.plan
+	in := prompt.Input{
+		Session: t.begun.Session, History: t.history, UserText: t.userText,
+		Carryover: t.begun.Carryover, Correction: t.problems,
+		Stage: p.stage, Artifacts: p.block, PhaseTexts: p.pieces.Texts, Values: p.values,
+		Tools: p.tools, ToolChoice: p.pieces.ToolChoice, MaxOutputTokens: p.pieces.MaxOutputTokens,
+	}
+	if o.cfg.ChainResponses {
+		in.PreviousResponseID = t.begun.Session.PreviousResponseID
+	}
+	return in
+}
+
+// finish settles the accepted reply and writes the tail.
+func (o *Orchestrator) finish(t *turn) error {
+	if err := o.settle(t); err != nil {
+		return err
+	}
+	return o.complete(t)
+}
+
+// fallbackEmpty answers in the model's place when its reply was empty: the fallback text is
+// a valid ThinkingML reply in the session's locale, streamed like any reply.
+func (o *Orchestrator) fallbackEmpty(t *turn) error {
+	text, err := o.skillsFor(t.ctx).Text("fallback/empty", t.begun.Session.Locale)
+	if err != nil {
+		return err
+	}
+	if err := t.em.Delta(t.ctx, text); err != nil {
+		return err
+	}
+	t.result.Text, t.fallback = text, true
+	return nil
 }
 
 func (o *Orchestrator) announceRetry(t *turn) error {

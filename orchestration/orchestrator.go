@@ -8,10 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
+	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -31,10 +34,41 @@ var (
 type Store interface {
 	session.Store
 	LatestMessages(ctx context.Context, sessionID string, n int) ([]store.Message, error)
+	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
 	FinishMessage(ctx context.Context, m *store.Message) error
 	SetMessageStatus(ctx context.Context, id, status string) error
 	ListUnfinishedMessages(ctx context.Context) ([]store.Message, error)
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
+	InsertMCPCalls(ctx context.Context, calls []store.MCPCall) error
+	MovePhase(ctx context.Context, s *store.Session, t *store.Transition) error
+	UpsertStrategy(ctx context.Context, s *store.Strategy) error
+	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
+	LatestStrategy(ctx context.Context, sessionID, userID string) (*store.Strategy, error)
+	ActivePrompt(ctx context.Context, name, locale string) (*store.Prompt, error)
+}
+
+// Handlers finds the handler of a phase.
+type Handlers interface {
+	For(p phases.Phase) (handlers.Handler, bool)
+}
+
+// ContextSigner signs the x-mcp-context token each configured MCP server receives.
+type ContextSigner interface {
+	SignMCPContext(mc auth.MCPContext, audience string, ttl time.Duration) (string, error)
+}
+
+// MCPServer is an MCP server the model may call through the upstream.
+type MCPServer struct{ Label, URL string }
+
+// Deps are the parts an orchestrator is built on.
+type Deps struct {
+	Store    Store
+	Log      *eventlog.Log
+	Upstream stream.Streamer
+	Skills   prompt.Skills // the embedded texts; stored prompt versions override them
+	Handlers Handlers
+	Signer   ContextSigner
+	Logger   *slog.Logger
 }
 
 // Reply policies: what to do with a reply that fails validation or the language check.
@@ -56,18 +90,26 @@ type Config struct {
 	SerpQueriesOptional bool
 	HistoryMessages     int // earlier messages resent to the upstream (default 20)
 	MaxOutputTokens     int
+	// ChainResponses sends previous_response_id instead of the history (reset on a phase
+	// change); only for upstreams that store responses.
+	ChainResponses bool
+	MCPServers     []MCPServer
+	PhaseTurnLimit int // turns in a phase before the handler's nudge (default 12)
 }
 
 // Orchestrator runs chat turns. Each turn runs in a goroutine the orchestrator owns and
 // waits for in [Orchestrator.Shutdown]; no turn depends on a client connection.
 type Orchestrator struct {
-	cfg     Config
-	store   Store
-	log     *eventlog.Log
-	core    *session.Core
-	prompts *prompt.Builder
-	streams *stream.Handler
-	logger  *slog.Logger
+	cfg      Config
+	store    Store
+	log      *eventlog.Log
+	core     *session.Core
+	prompts  *prompt.Builder
+	streams  *stream.Handler
+	skills   prompt.Skills
+	handlers Handlers
+	signer   ContextSigner
+	logger   *slog.Logger
 
 	slots   chan struct{} // concurrency limit: a turn holds one slot
 	base    context.Context
@@ -79,8 +121,8 @@ type Orchestrator struct {
 	wg      sync.WaitGroup
 }
 
-// New returns an orchestrator. up is the upstream; skills supplies every prompt text.
-func New(cfg Config, st Store, log *eventlog.Log, up stream.Streamer, skills prompt.Skills, logger *slog.Logger) *Orchestrator {
+// New returns an orchestrator over d.
+func New(cfg Config, d Deps) *Orchestrator {
 	if cfg.MaxConcurrentTurns <= 0 {
 		cfg.MaxConcurrentTurns = 64
 	}
@@ -90,12 +132,16 @@ func New(cfg Config, st Store, log *eventlog.Log, up stream.Streamer, skills pro
 	if cfg.ReplyPolicy == "" {
 		cfg.ReplyPolicy = PolicyRetry
 	}
+	if cfg.PhaseTurnLimit <= 0 {
+		cfg.PhaseTurnLimit = 12
+	}
 	base, stopAll := context.WithCancelCause(context.Background())
 	return &Orchestrator{
-		cfg: cfg, store: st, log: log, logger: logger,
-		core:    session.New(st),
-		prompts: prompt.New(skills, cfg.Model, cfg.MaxOutputTokens),
-		streams: stream.New(up, cfg.IdleTimeout),
+		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger,
+		skills: d.Skills, handlers: d.Handlers, signer: d.Signer,
+		core:    session.New(d.Store),
+		prompts: prompt.New(cfg.Model, cfg.MaxOutputTokens),
+		streams: stream.New(d.Upstream, cfg.IdleTimeout),
 		slots:   make(chan struct{}, cfg.MaxConcurrentTurns),
 		base:    base, stopAll: stopAll,
 		running: make(map[string]context.CancelCauseFunc),

@@ -22,10 +22,14 @@ type turn struct {
 	userText string
 	em       *emitter
 
+	plan     *plan
+	history  []store.Message
 	attempts int
 	result   stream.Result       // the accepted (or last) attempt
 	outcome  postprocess.Outcome // its post-processing
 	problems []string            // why the last attempt was refused
+	settled  *settlement         // what the accepted reply changed
+	fallback bool                // the reply was replaced by a fallback text
 }
 
 // logCtx is the context for writing the turn's own events and rows: it survives the turn's

@@ -26,26 +26,37 @@ func (e *replyInvalidError) Error() string {
 // Metadata is completed.metadata (sse-contract.md §3): what the front end renders besides
 // the text. It is also persisted with the message.
 type Metadata struct {
-	Phase         string                   `json:"phase"`
-	PhaseChange   any                      `json:"phase_change"`
-	GenUI         []json.RawMessage        `json:"genui"`
-	StatePatch    json.RawMessage          `json:"state_patch"`
-	ToolCalls     []postprocess.ToolRecord `json:"tool_calls"`
-	Validation    any                      `json:"validation"`
-	Usage         *upstream.Usage          `json:"usage"`
-	MissingFields []string                 `json:"missing_fields"`
-	Attempts      int                      `json:"attempts"`
-	Problems      []string                 `json:"problems,omitempty"`
+	Phase             string                   `json:"phase"`
+	PhaseChange       *PhaseChange             `json:"phase_change"`
+	GenUI             []json.RawMessage        `json:"genui"`
+	StatePatch        json.RawMessage          `json:"state_patch"`
+	ToolCalls         []postprocess.ToolRecord `json:"tool_calls"`
+	Validation        any                      `json:"validation"`
+	Usage             *upstream.Usage          `json:"usage"`
+	MissingFields     []string                 `json:"missing_fields"`
+	Attempts          int                      `json:"attempts"`
+	Stage             string                   `json:"stage,omitempty"`
+	RejectedPatch     *rejectedPatch           `json:"rejected_patch,omitempty"`
+	DroppedGenUI      []string                 `json:"dropped_genui,omitempty"`
+	DeploymentSummary map[string]any           `json:"deployment_summary,omitempty"`
+	Fallback          bool                     `json:"fallback,omitempty"`
+	Problems          []string                 `json:"problems,omitempty"`
 }
 
 func (o *Orchestrator) metadata(t *turn) Metadata {
+	s := t.settled
 	m := Metadata{
-		Phase: t.begun.Session.Phase, GenUI: t.outcome.GenUI, StatePatch: t.outcome.StatePatch,
-		ToolCalls: postprocess.ToolRecords(t.result.ToolCalls), Usage: t.result.Usage,
-		MissingFields: []string{}, Attempts: t.attempts, Problems: t.problems,
+		Phase: string(t.plan.phase), Stage: t.plan.stage, PhaseChange: s.change, GenUI: s.genui.Items,
+		StatePatch: s.applied, ToolCalls: s.toolCalls, Usage: t.result.Usage,
+		MissingFields: s.report.MissingFields, Attempts: t.attempts, Problems: t.problems,
+		RejectedPatch: s.rejected, DroppedGenUI: append(t.outcome.Dropped, s.genui.Dropped...),
+		DeploymentSummary: s.deployment, Fallback: t.fallback,
 	}
-	if m.GenUI == nil {
-		m.GenUI = []json.RawMessage{}
+	if m.MissingFields == nil {
+		m.MissingFields = []string{}
+	}
+	if m.ToolCalls == nil {
+		m.ToolCalls = []postprocess.ToolRecord{}
 	}
 	if o.cfg.ReplyPolicy != PolicyOff {
 		m.Validation = t.outcome.Validation
@@ -53,18 +64,28 @@ func (o *Orchestrator) metadata(t *turn) Metadata {
 	return m
 }
 
-// complete persists the accepted reply, then emits completed. Persisting first means a
-// client that sees completed and reads the message gets its final state.
+// complete persists the accepted reply, then emits phase_changed (when the turn moved the
+// phase) and completed. Persisting first means a client that sees completed and reads the
+// message, the session or its transitions gets their final state.
 func (o *Orchestrator) complete(t *turn) error {
 	ctx := t.logCtx()
 	meta := o.metadata(t)
 	t.msg.Status = store.StatusCompleted
 	o.fillMessage(t, meta)
 	t.msg.LastEventID = t.em.w.NextSeq()
+	if meta.PhaseChange != nil {
+		t.msg.LastEventID++ // the phase_changed status comes first
+	}
 	if err := o.store.FinishMessage(ctx, t.msg); err != nil {
 		return fmt.Errorf("orchestration: persist reply: %w", err)
 	}
+	o.recordToolCalls(ctx, t, meta.ToolCalls)
 	o.touchSession(ctx, t)
+	if c := meta.PhaseChange; c != nil {
+		if err := t.em.status(ctx, events.StatusData{State: events.StatePhaseChanged, From: c.From, To: c.To, Reason: c.Reason}); err != nil {
+			return err
+		}
+	}
 	data := events.CompletedData{Route: o.finalRoute(t), ReplyLen: utf8.RuneCountInString(t.result.Text), Metadata: meta}
 	if err := t.em.emit(ctx, events.Completed, &data, &data.Base); err != nil {
 		return err
@@ -90,9 +111,31 @@ func (o *Orchestrator) fillMessage(t *turn, meta Metadata) {
 	t.msg.Metadata = mustJSON(meta)
 }
 
-// touchSession keeps the session's title and upstream chaining state current. A failure here
-// loses nothing of the reply, so it is logged rather than failing the turn.
+// recordToolCalls writes the turn's MCP calls to their table. The message already holds
+// them, so a failure here is logged rather than failing the turn.
+func (o *Orchestrator) recordToolCalls(ctx context.Context, t *turn, calls []postprocess.ToolRecord) {
+	if len(calls) == 0 {
+		return
+	}
+	rows := make([]store.MCPCall, len(calls))
+	for i, c := range calls {
+		rows[i] = store.MCPCall{
+			MessageID: t.msg.ID, SessionID: t.begun.Session.ID, ServerLabel: c.ServerLabel, Name: c.Name,
+			Arguments: store.JSON(c.Arguments), Output: c.Output, Error: c.Error, Status: c.Status, DurationMS: c.DurationMS,
+		}
+	}
+	if err := o.store.InsertMCPCalls(ctx, rows); err != nil {
+		o.logger.Error("record MCP calls", "message_id", t.msg.ID, "err", err)
+	}
+}
+
+// touchSession writes the session's artifacts, metadata and upstream chaining state after a
+// turn that did not move the phase (a move already wrote the session, with a fresh chain).
+// A failure loses nothing of the reply, so it is logged rather than failing the turn.
 func (o *Orchestrator) touchSession(ctx context.Context, t *turn) {
+	if t.settled != nil && t.settled.change != nil {
+		return
+	}
 	s := t.begun.Session
 	s.PreviousResponseID, s.UpdatedAt = t.result.ResponseID, time.Now().UTC()
 	if err := o.store.UpdateSession(ctx, s); err != nil {

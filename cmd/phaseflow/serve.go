@@ -15,6 +15,7 @@ import (
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
 	"github.com/phaseflow/phaseflow/config"
+	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/upstream"
@@ -70,7 +71,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		return err
 	}
 	defer stopFollowing()
-	orch := orchestration.New(orchestrationConfig(cfg, provider), st, log, up, skills.New(), logger)
+	orch := orchestration.New(orchestrationConfig(cfg, provider), orchestration.Deps{
+		Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: authority, Logger: logger,
+	})
 	if n, err := orch.Recover(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -144,7 +147,16 @@ func orchestrationConfig(cfg config.Config, provider string) orchestration.Confi
 		TurnTimeout: cfg.TurnTimeout, IdleTimeout: cfg.IdleTimeout,
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns, ReplyPolicy: string(cfg.ReplyPolicy),
 		SerpQueriesOptional: cfg.SerpQueriesOptional,
+		ChainResponses:      cfg.UpstreamChain, MCPServers: mcpServers(cfg.MCPServers), PhaseTurnLimit: cfg.PhaseTurnLimit,
 	}
+}
+
+func mcpServers(in []config.MCPServer) []orchestration.MCPServer {
+	out := make([]orchestration.MCPServer, len(in))
+	for i, s := range in {
+		out[i] = orchestration.MCPServer{Label: s.Label, URL: s.URL}
+	}
+	return out
 }
 
 // listenAndServe serves HTTP until ctx ends, then shuts down in order: stop accepting, let

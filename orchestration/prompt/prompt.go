@@ -1,9 +1,12 @@
 // Package prompt is step 2 of a turn: it turns the session, its recent history and the
 // user's text into the upstream request. Every text the model sees comes from the skills
-// library in the session's locale; this package only decides what goes where.
+// (the output contract, the tool rules, the phase handler's pieces, the session state
+// block), in the session's locale; this package only decides what goes where and fills
+// their placeholders.
 package prompt
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -25,52 +28,114 @@ type Input struct {
 	// Correction lists why the previous attempt was refused; when set, the correction note
 	// is added to the instructions.
 	Correction []string
+
+	Stage      string            // the phase's current stage
+	Artifacts  map[string]any    // the current phase's artifacts, shown in the state block
+	PhaseTexts []string          // the phase handler's prompt pieces, in order
+	Values     map[string]string // placeholder values: allowed_genui, missing_fields, turn_limit
+
+	Tools           []json.RawMessage // MCP tool definitions, already merged
+	ToolChoice      string
+	MaxOutputTokens int
+	// PreviousResponseID chains the request to the previous response: the history is then
+	// not resent (only upstreams that store responses support it).
+	PreviousResponseID string
 }
 
 // Builder builds upstream requests.
 type Builder struct {
-	skills    Skills
 	model     string
 	maxOutput int
 }
 
-// New returns a builder that asks model for at most maxOutput tokens (0: no limit).
-func New(skills Skills, model string, maxOutput int) *Builder {
-	return &Builder{skills: skills, model: model, maxOutput: maxOutput}
+// New returns a builder for model; maxOutput caps replies when the phase sets no cap (0: none).
+func New(model string, maxOutput int) *Builder {
+	return &Builder{model: model, maxOutput: maxOutput}
 }
 
-// Build returns the upstream request for one attempt of a turn.
-func (b *Builder) Build(in Input) (upstream.Request, error) {
-	locale := in.Session.Locale
-	instructions, err := b.skills.Text("contract", locale)
+// Build returns the upstream request for one attempt of a turn, reading texts from skills.
+func (b *Builder) Build(skills Skills, in Input) (upstream.Request, error) {
+	instructions, err := b.instructions(skills, in)
 	if err != nil {
-		return upstream.Request{}, fmt.Errorf("prompt: %w", err)
+		return upstream.Request{}, err
 	}
-	if len(in.Correction) > 0 {
-		note, err := b.skills.Text("correction", locale)
-		if err != nil {
-			return upstream.Request{}, fmt.Errorf("prompt: %w", err)
-		}
-		instructions += "\n\n" + strings.ReplaceAll(note, "{{reasons}}", "- "+strings.Join(in.Correction, "\n- "))
+	req := upstream.Request{
+		Model: b.model, Instructions: instructions, Input: conversation(in),
+		Tools: in.Tools, MaxOutputTokens: b.maxOutput, PreviousResponseID: in.PreviousResponseID,
 	}
-	return upstream.Request{
-		Model:           b.model,
-		Instructions:    instructions,
-		Input:           conversation(in),
-		MaxOutputTokens: b.maxOutput,
-	}, nil
+	if len(in.Tools) > 0 && in.ToolChoice != "" {
+		req.ToolChoice = in.ToolChoice
+	}
+	if in.MaxOutputTokens > 0 {
+		req.MaxOutputTokens = in.MaxOutputTokens
+	}
+	return req, nil
 }
 
-// conversation resends the recent history in full rather than chaining with
+// instructions joins, in order: the output contract, the tool rules, the phase's pieces,
+// the session state block and, on a retry, the correction note.
+func (b *Builder) instructions(skills Skills, in Input) (string, error) {
+	locale := in.Session.Locale
+	var parts []string
+	for _, name := range []string{"contract", "tools"} {
+		text, err := skills.Text(name, locale)
+		if err != nil {
+			return "", fmt.Errorf("prompt: %w", err)
+		}
+		parts = append(parts, text)
+	}
+	parts = append(parts, in.PhaseTexts...)
+	state, err := b.state(skills, in)
+	if err != nil {
+		return "", err
+	}
+	parts = append(parts, state)
+	if len(in.Correction) > 0 {
+		note, err := skills.Text("correction", locale)
+		if err != nil {
+			return "", fmt.Errorf("prompt: %w", err)
+		}
+		parts = append(parts, strings.ReplaceAll(note, "{{reasons}}", "- "+strings.Join(in.Correction, "\n- ")))
+	}
+	return Fill(strings.Join(parts, "\n\n"), in.Values), nil
+}
+
+// state renders the [SESSION STATE] block: phase, stage, locale and the phase's artifacts
+// on one line, so the model (and the scripted upstream) know where the conversation is.
+func (b *Builder) state(skills Skills, in Input) (string, error) {
+	text, err := skills.Text("state", in.Session.Locale)
+	if err != nil {
+		return "", fmt.Errorf("prompt: %w", err)
+	}
+	artifacts, err := json.Marshal(in.Artifacts)
+	if err != nil {
+		return "", fmt.Errorf("prompt: encode artifacts: %w", err)
+	}
+	return Fill(text, map[string]string{
+		"phase": in.Session.Phase, "stage": in.Stage, "locale": in.Session.Locale, "artifacts": string(artifacts),
+	}), nil
+}
+
+// Fill replaces {{name}} placeholders with their values; unknown ones stay as they are.
+func Fill(text string, values map[string]string) string {
+	for k, v := range values {
+		text = strings.ReplaceAll(text, "{{"+k+"}}", v)
+	}
+	return text
+}
+
+// conversation resends the recent history in full unless the request is chained with
 // previous_response_id, which most Responses servers besides OpenAI ignore or reject
 // (upstream-wire.md §7).
 func conversation(in Input) []upstream.InputItem {
-	items := make([]upstream.InputItem, 0, len(in.History)+1)
-	for _, m := range in.History {
-		if m.Content == "" || (m.Role != "user" && m.Role != "assistant") {
-			continue
+	var items []upstream.InputItem
+	if in.PreviousResponseID == "" {
+		for _, m := range in.History {
+			if m.Content == "" || (m.Role != "user" && m.Role != "assistant") {
+				continue
+			}
+			items = append(items, upstream.InputItem{Role: m.Role, Content: m.Content})
 		}
-		items = append(items, upstream.InputItem{Role: m.Role, Content: m.Content})
 	}
 	text := in.UserText
 	if in.Carryover != "" {

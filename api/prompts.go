@@ -1,0 +1,56 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// listPrompts serves GET /api/v1/llm/prompts (admin): every stored prompt version.
+func (s *Server) listPrompts(c echo.Context) error {
+	list, err := s.store.ListPrompts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []store.Prompt{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"prompts": list})
+}
+
+// createPrompt serves POST /api/v1/llm/prompts (admin) {"name", "locale", "body"}: a new,
+// inactive version of the named skill text; activate it to make the model see it.
+func (s *Server) createPrompt(c echo.Context) error {
+	var body struct {
+		Name   string `json:"name"`
+		Locale string `json:"locale"`
+		Body   string `json:"body"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Name == "" || strings.TrimSpace(body.Body) == "" {
+		return badRequest(`"name" and "body" are required`)
+	}
+	if body.Locale != "en" && body.Locale != "zh" {
+		return badRequest(`"locale" must be "en" or "zh"`)
+	}
+	p := &store.Prompt{Name: body.Name, Locale: body.Locale, Body: body.Body, CreatedBy: mustClaims(c).Subject}
+	if err := s.store.CreatePrompt(c.Request().Context(), p); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, p)
+}
+
+// activatePrompt serves POST /api/v1/llm/prompts/{id}/activate (admin): from the next turn
+// on, this version replaces the embedded text for its name and locale.
+func (s *Server) activatePrompt(c echo.Context) error {
+	p, err := s.store.ActivatePrompt(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
