@@ -109,6 +109,10 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
+// testMCPServers are the MCP servers the server under test is configured with; the scripted
+// upstream plays their calls, so nothing listens at these URLs.
+const testMCPServers = "strategy_engine=http://127.0.0.1:9/strategy,risk_lab=http://127.0.0.1:9/risk,deployer=http://127.0.0.1:9/deploy"
+
 // server is a phaseflow server under test with its own database and scripted upstream.
 type server struct {
 	t       *testing.T
@@ -134,9 +138,20 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 		"PHASEFLOW_UPSTREAM_MODEL=scripted-model",
 		"PHASEFLOW_HEARTBEAT_INTERVAL=200ms",
 		"PHASEFLOW_SHUTDOWN_GRACE=5s",
+		"PHASEFLOW_MCP_SERVERS=" + testMCPServers,
 	}, extraEnv...)
 	p, addr := start(t, "phaseflow listening on ", env, "serve")
 	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, auth: auth.New([]byte(testSecret), "", "")}
+}
+
+// adminToken signs an admin token for sub.
+func (s *server) adminToken(sub string) string {
+	s.t.Helper()
+	tok, err := s.auth.Sign(sub, auth.RoleAdmin, time.Hour)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tok
 }
 
 // token signs a user token for sub.
