@@ -21,9 +21,23 @@ type inputMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// latestUserText returns the text of the last user message of input, which is either a
-// plain string (the API's shorthand for one user message) or a list of items.
+// carryoverClose ends the carryover block the server puts before the user's text on the
+// first turn of a new phase. It quotes earlier messages, markers included, so markers are
+// read only from what follows it: the user's own text.
+const carryoverClose = "[/CARRYOVER]"
+
+// latestUserText returns the user's own text of the last user message of input, which is
+// either a plain string (the API's shorthand for one user message) or a list of items.
 func latestUserText(input json.RawMessage) string {
+	text := latestUserMessage(input)
+	if i := strings.LastIndex(text, carryoverClose); i >= 0 {
+		text = strings.TrimSpace(text[i+len(carryoverClose):])
+	}
+	return text
+}
+
+// latestUserMessage returns the text of the last user message of input.
+func latestUserMessage(input json.RawMessage) string {
 	var s string
 	if json.Unmarshal(input, &s) == nil {
 		return s
