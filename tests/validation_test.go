@@ -185,3 +185,29 @@ func TestValidateRouteAndCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestEmptyReplyIsReplacedByTheFallback(t *testing.T) {
+	s := startServer(t)
+	tok := s.token("mia")
+	for _, locale := range []string{"en", "zh"} {
+		t.Run(locale, func(t *testing.T) {
+			a := s.post(tok, s.newSession(tok, locale), "say nothing [[fault:empty_reply]]")
+			evs := s.follow(a)
+			logs := logged(evs)
+			last := logs[len(logs)-1]
+			text := reply(evs)
+			if last.Name != "completed" || text == "" {
+				t.Fatalf("empty reply: %s with %q, want completed with the fallback text", last.Name, text)
+			}
+			if res := thinkingml.Validate(text, thinkingml.Options{}); !res.Valid {
+				t.Fatalf("the fallback is invalid: %+v", res.Errors)
+			}
+			if lang := thinkingml.CheckLanguage(text, locale); !lang.OK {
+				t.Fatalf("the fallback is not in %s: %s", locale, lang.Reason)
+			}
+			if meta := last.Data["metadata"].(map[string]any); meta["fallback"] != true {
+				t.Fatalf("completed.metadata.fallback = %v, want true", meta["fallback"])
+			}
+		})
+	}
+}

@@ -27,6 +27,7 @@ type faults struct {
 	abruptClose   bool // the connection drops after some deltas
 	brokenXML     bool
 	wrongLanguage bool
+	emptyReply    bool // a completed response with no text at all
 	// once lists the *_once markers present; each is bad on its first request only.
 	once []string
 }
@@ -72,6 +73,8 @@ func (f *faults) setFault(name string) {
 		f.brokenXML = true
 	case "wrong_language":
 		f.wrongLanguage = true
+	case "empty_reply":
+		f.emptyReply = true
 	case "broken_xml_once", "wrong_language_once":
 		f.once = append(f.once, name)
 	}

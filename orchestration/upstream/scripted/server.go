@@ -240,6 +240,9 @@ func (s *Server) newPlan(req incoming, userText string, f faults) *plan {
 	if brokenXML {
 		text = breakXML(text)
 	}
+	if f.emptyReply {
+		text = ""
+	}
 	p := &plan{
 		respID:      "resp_" + newID(),
 		msgID:       "msg_" + newID(),
