@@ -236,3 +236,55 @@ func checkTransitions(t *testing.T, s *server, w *walk, want []string) {
 		t.Fatalf("the revision move names no message: %+v", revise)
 	}
 }
+
+// TestTurnLimitNudge: past the phase's turn limit, the handler's nudge replaces the phase's
+// normal prompt pieces and no tools are offered; turns are counted per phase.
+func TestTurnLimitNudge(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_PHASE_TURN_LIMIT=2")
+	w := &walk{t: t, s: s, tok: s.token("nina")}
+	w.sid = s.newSession(w.tok, "en")
+	for i := 1; i <= 3; i++ {
+		w.say("tell me more")
+		ins, tools := w.lastInstructions()
+		nudged := strings.Contains(ins, "gone past 2 turns in the strategy phase") // skills/en/strategy/nudge.md
+		if nudged != (i > 2) {
+			t.Fatalf("turn %d: nudge in the instructions = %v, want %v", i, nudged, i > 2)
+		}
+		if i > 2 && tools != 0 {
+			t.Fatalf("turn %d: %d tools offered with the nudge, want none", i, tools)
+		}
+	}
+	var sess struct {
+		Metadata struct {
+			TurnCounts map[string]int `json:"turn_counts"`
+		} `json:"metadata"`
+	}
+	s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions/"+w.sid, w.tok, nil, &sess)
+	if sess.Metadata.TurnCounts["strategy"] != 3 {
+		t.Fatalf("turn_counts = %v, want strategy: 3", sess.Metadata.TurnCounts)
+	}
+}
+
+// lastInstructions returns the instructions and the number of tools of the last request
+// the upstream received.
+func (w *walk) lastInstructions() (string, int) {
+	w.t.Helper()
+	var rec struct {
+		Requests []struct {
+			Body struct {
+				Instructions string            `json:"instructions"`
+				Tools        []json.RawMessage `json:"tools"`
+			} `json:"body"`
+		} `json:"requests"`
+	}
+	resp, err := http.Get(w.s.mockURL + "/_scripted/requests")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil || len(rec.Requests) == 0 {
+		w.t.Fatalf("recorded requests: %v", err)
+	}
+	b := rec.Requests[len(rec.Requests)-1].Body
+	return b.Instructions, len(b.Tools)
+}
