@@ -58,12 +58,12 @@ func (o *Orchestrator) attempt(t *turn) (bool, error) {
 			return false, err
 		}
 	}
-	if o.cfg.ReplyPolicy == PolicyOff {
-		return true, nil
-	}
 	t.outcome = postprocess.Process(t.result, postprocess.Options{
 		Locale: t.begun.Session.Locale, SerpQueriesOptional: o.cfg.SerpQueriesOptional,
 	})
+	if o.cfg.ReplyPolicy == PolicyOff {
+		return true, nil // blocks are still extracted; the findings are neither sent nor enforced
+	}
 	t.problems = t.outcome.Problems()
 	return len(t.problems) == 0 || o.cfg.ReplyPolicy == PolicyReport, nil
 }
