@@ -152,3 +152,16 @@ func waitFinished(t *testing.T, s *server, token, messageID string) map[string]a
 	t.Fatalf("message %s did not finish within 30s", messageID)
 	return nil
 }
+
+func TestOverCapacityIsRefusedFastWithRetryAfter(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_MAX_TURNS=1")
+	tok := s.token("olga")
+	first := s.post(tok, s.newSession(tok, "en"), "hold the only slot [[pace_ms:40]]")
+	var e errorBody
+	resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+s.newSession(tok, "en")+"/messages", tok, map[string]string{"text": "me too"}, &e)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || e.Error.Code != "over_capacity" {
+		t.Fatalf("second turn over the limit: %d Retry-After=%q %+v", resp.StatusCode, resp.Header.Get("Retry-After"), e)
+	}
+	waitFinished(t, s, tok, first.MessageID)
+	s.post(tok, s.newSession(tok, "en"), "now there is room") // the slot was given back
+}
