@@ -67,11 +67,24 @@ func (w *walk) expectPhase(phase string) {
 // lastUserInput is the text of the last user input the upstream received.
 func (w *walk) lastUserInput() string {
 	w.t.Helper()
+	in := w.lastRecorded().Input
+	return in[len(in)-1].Content
+}
+
+// recordedBody is the part of a request body the scripted upstream recorded that the walk
+// looks at.
+type recordedBody struct {
+	Instructions string                           `json:"instructions"`
+	Tools        []json.RawMessage                `json:"tools"`
+	Input        []struct{ Role, Content string } `json:"input"`
+}
+
+// lastRecorded returns the body of the last request the upstream received.
+func (w *walk) lastRecorded() recordedBody {
+	w.t.Helper()
 	var rec struct {
 		Requests []struct {
-			Body struct {
-				Input []struct{ Role, Content string } `json:"input"`
-			} `json:"body"`
+			Body recordedBody `json:"body"`
 		} `json:"requests"`
 	}
 	resp, err := http.Get(w.s.mockURL + "/_scripted/requests")
@@ -82,8 +95,7 @@ func (w *walk) lastUserInput() string {
 	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil || len(rec.Requests) == 0 {
 		w.t.Fatalf("recorded requests: %v (%d)", err, len(rec.Requests))
 	}
-	in := rec.Requests[len(rec.Requests)-1].Body.Input
-	return in[len(in)-1].Content
+	return rec.Requests[len(rec.Requests)-1].Body
 }
 
 // expectCarryover checks that this phase's first turn got the carryover block before the
@@ -245,7 +257,8 @@ func TestTurnLimitNudge(t *testing.T) {
 	w.sid = s.newSession(w.tok, "en")
 	for i := 1; i <= 3; i++ {
 		w.say("tell me more")
-		ins, tools := w.lastInstructions()
+		body := w.lastRecorded()
+		ins, tools := body.Instructions, len(body.Tools)
 		nudged := strings.Contains(ins, "gone past 2 turns in the strategy phase") // skills/en/strategy/nudge.md
 		if nudged != (i > 2) {
 			t.Fatalf("turn %d: nudge in the instructions = %v, want %v", i, nudged, i > 2)
@@ -263,28 +276,4 @@ func TestTurnLimitNudge(t *testing.T) {
 	if sess.Metadata.TurnCounts["strategy"] != 3 {
 		t.Fatalf("turn_counts = %v, want strategy: 3", sess.Metadata.TurnCounts)
 	}
-}
-
-// lastInstructions returns the instructions and the number of tools of the last request
-// the upstream received.
-func (w *walk) lastInstructions() (string, int) {
-	w.t.Helper()
-	var rec struct {
-		Requests []struct {
-			Body struct {
-				Instructions string            `json:"instructions"`
-				Tools        []json.RawMessage `json:"tools"`
-			} `json:"body"`
-		} `json:"requests"`
-	}
-	resp, err := http.Get(w.s.mockURL + "/_scripted/requests")
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil || len(rec.Requests) == 0 {
-		w.t.Fatalf("recorded requests: %v", err)
-	}
-	b := rec.Requests[len(rec.Requests)-1].Body
-	return b.Instructions, len(b.Tools)
 }

@@ -79,26 +79,9 @@ func produce(t *testing.T, l *Log, id string, n int) {
 // drain follows a message from after to its terminal event and returns the seqs seen.
 func drain(t *testing.T, l *Log, id string, after int64) []int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cur := l.Follow(id, after)
-	var seqs []int64
-	for !cur.Ended() {
-		evs, wait, err := cur.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range evs {
-			seqs = append(seqs, ev.Seq)
-		}
-		if cur.Ended() {
-			break
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			t.Fatalf("follower stuck at %d", cur.Position())
-		}
+	seqs, ended := drainNoFatal(l, id, after)
+	if !ended {
+		t.Fatalf("follower stuck after %d events", len(seqs))
 	}
 	return seqs
 }
@@ -133,7 +116,7 @@ func TestLiveFollowersSeeEveryEventOnce(t *testing.T) {
 		}
 		results := make(chan []int64, 2)
 		for _, after := range []int64{0, 0} {
-			go func() { results <- drainNoFatal(l, id, after) }()
+			go func() { seqs, _ := drainNoFatal(l, id, after); results <- seqs }()
 		}
 		ctx := context.Background()
 		for i := 1; i <= 200; i++ {
@@ -153,8 +136,9 @@ func TestLiveFollowersSeeEveryEventOnce(t *testing.T) {
 	})
 }
 
-// drainNoFatal is drain for goroutines, which must not call t.Fatal.
-func drainNoFatal(l *Log, id string, after int64) []int64 {
+// drainNoFatal is drain for goroutines, which must not call t.Fatal; it also reports
+// whether the terminal event was reached within its time limit.
+func drainNoFatal(l *Log, id string, after int64) ([]int64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cur := l.Follow(id, after)
@@ -162,7 +146,7 @@ func drainNoFatal(l *Log, id string, after int64) []int64 {
 	for !cur.Ended() && ctx.Err() == nil {
 		evs, wait, err := cur.Next(ctx)
 		if err != nil {
-			return seqs
+			return seqs, false
 		}
 		for _, ev := range evs {
 			seqs = append(seqs, ev.Seq)
@@ -174,7 +158,7 @@ func drainNoFatal(l *Log, id string, after int64) []int64 {
 			}
 		}
 	}
-	return seqs
+	return seqs, cur.Ended()
 }
 
 func TestReplayFromDatabaseAfterTheStreamEnded(t *testing.T) {
