@@ -143,3 +143,39 @@ func TestShutdownInterruptsTurnsPastTheGracePeriod(t *testing.T) {
 		t.Fatalf("server exit after SIGTERM: %v, want status 0\n%s", s.proc.err, s.proc.stderr.String())
 	}
 }
+
+func TestAGenerationLostWithItsServerEndsInterrupted(t *testing.T) {
+	s := startServer(t)
+	tok := s.token("pia")
+	sid := s.newSession(tok, "en")
+	a := s.post(tok, sid, "long answer [[pace_ms:100]]")
+	st := s.openEvents(ctxFor(t, 30*time.Second), a.eventsURL(), 0)
+	var seen []sseEvent
+	for deltas := 0; deltas < 3; {
+		ev, err := st.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Name == "content_delta" {
+			deltas++
+		}
+		seen = append(seen, ev)
+	}
+	st.close()
+	time.Sleep(50 * time.Millisecond) // let the batched event log reach the database
+	s.crashAndRestart()
+
+	lastID := logged(seen)[len(logged(seen))-1].ID
+	rest := s.openEvents(ctxFor(t, 30*time.Second), a.eventsURL(), lastID).readAll(t)
+	logs := logged(rest)
+	if len(logs) == 0 || logs[len(logs)-1].Name != "error" || logs[len(logs)-1].Data["code"] != "interrupted" {
+		t.Fatalf("after the crash the stream resumed with %v, want it to end with error interrupted", logs)
+	}
+	msg := waitFinished(t, s, tok, a.MessageID)
+	if msg["status"] != "interrupted" || msg["content"] == "" || msg["content"] != reply(append(seen, rest[1:]...)) {
+		t.Fatalf("persisted %v %q, want interrupted keeping the partial text", msg["status"], msg["content"])
+	}
+	// The session is usable again.
+	b := s.post(tok, sid, "again")
+	waitFinished(t, s, tok, b.MessageID)
+}

@@ -120,6 +120,7 @@ type server struct {
 	proc    *proc
 	mockURL string
 	dsn     string
+	env     []string
 	auth    *auth.Authority
 }
 
@@ -141,7 +142,17 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 		"PHASEFLOW_MCP_SERVERS=" + testMCPServers,
 	}, extraEnv...)
 	p, addr := start(t, "phaseflow listening on ", env, "serve")
-	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, auth: auth.New([]byte(testSecret), "", "")}
+	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, env: env, auth: auth.New([]byte(testSecret), "", "")}
+}
+
+// crashAndRestart kills the server without a shutdown (as a crash or a lost machine would)
+// and starts a new one on the same database and upstream.
+func (s *server) crashAndRestart() {
+	s.t.Helper()
+	_ = s.proc.cmd.Process.Kill()
+	<-s.proc.done
+	p, addr := start(s.t, "phaseflow listening on ", s.env, "serve")
+	s.proc, s.base = p, addr
 }
 
 // adminToken signs an admin token for sub.
