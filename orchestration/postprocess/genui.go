@@ -100,12 +100,19 @@ func StrategyFromTools(calls []ToolRecord) string {
 	return id
 }
 
-// asksSomething reports whether the reply's final answer puts a question to the user.
+// asksSomething reports whether the reply's final answer ends by putting a question to the
+// user: a question mark in its last paragraph. Earlier paragraphs may quote the user's own
+// question, which is not the model asking.
 func asksSomething(reply string) bool {
 	if i := strings.LastIndex(reply, "<final>"); i >= 0 {
-		reply = reply[i:]
+		reply = reply[i+len("<final>"):]
 	}
-	return strings.ContainsAny(reply, "?？")
+	if i := strings.Index(reply, "<!--"); i >= 0 {
+		reply = reply[:i]
+	}
+	reply = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(reply), "</final>"))
+	paragraphs := strings.Split(strings.ReplaceAll(reply, "\r\n", "\n"), "\n\n")
+	return strings.ContainsAny(paragraphs[len(paragraphs)-1], "?？")
 }
 
 func hasType(items []json.RawMessage, typ string) bool {

@@ -25,7 +25,8 @@ func TestFinishGenUI(t *testing.T) {
 		{"the model's strategy_ref is not doubled", []json.RawMessage{json.RawMessage(`{"type":"strategy_ref","strategy_id":"s-9"}`)}, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{validated}}, "strategy_ref", 0},
 		{"backtest_charts filled from series", nil, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{backtest}}, "backtest_charts", 0},
 		{"choice_prompt when fields are missing and nothing was asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here it is.</final>"}, "choice_prompt", 0},
-		{"no choice_prompt when the model asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Which asset?</final>"}, "", 0},
+		{"no choice_prompt when the model asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here is a draft.\n\nWhich asset?\n<!-- <serp_queries>\n[]\n</serp_queries> -->\n</final>"}, "", 0},
+		{"a quoted question is not the model asking", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>You wrote: \"what now?\"\n\nHere is a draft.</final>"}, "choice_prompt", 0},
 		{"a type the phase does not allow is dropped", []json.RawMessage{json.RawMessage(`{"type":"deployment_summary"}`), card}, GenUIContext{Allowed: allowed}, "strategy_card", 1},
 		{"filled cards obey the phase too", nil, GenUIContext{Allowed: []string{"stress_report"}, ToolCalls: []ToolRecord{validated}}, "", 1},
 	}
