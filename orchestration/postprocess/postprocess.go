@@ -37,7 +37,8 @@ type Outcome struct {
 	ToolCalls  []ToolRecord
 	GenUI      []json.RawMessage
 	StatePatch json.RawMessage
-	// Dropped lists what was extracted but refused (unreadable GenUI or patch), with why.
+	// Dropped lists what was extracted but refused (unreadable GenUI or patch), with why,
+	// and each echoed session-state block or invented mcp_ tag the stream filter stripped.
 	Dropped []string
 }
 
@@ -65,14 +66,26 @@ func Process(res stream.Result, opts Options) Outcome {
 	return o
 }
 
+// Why a block stripped from the reply is listed in [Outcome.Dropped].
+const (
+	droppedSessionState = "stripped an echoed session state block"
+	droppedMCPTag       = "stripped an invented mcp tag"
+)
+
 // extractBlocks reads GenUI objects (an object or an array of objects, each with a type)
-// and the state patch (the last patch block, a JSON object) from the withheld blocks.
+// and the state patch (the last patch block, a JSON object) from the withheld blocks. An
+// echoed [SESSION STATE] block and an invented mcp_ tag are only recorded in Dropped: the
+// filter already kept them from the client, and nothing in them is used.
 func (o *Outcome) extractBlocks(blocks []thinkingml.Block) {
 	for _, b := range blocks {
 		switch b.Name {
-		case "AGENT_UI_JSON":
+		case thinkingml.BlockUIJSON:
 			o.addGenUI(b.Body)
-		case "AGENT_STATE_PATCH":
+		case thinkingml.BlockSessionState:
+			o.Dropped = append(o.Dropped, droppedSessionState)
+		case thinkingml.BlockMCPTag:
+			o.Dropped = append(o.Dropped, droppedMCPTag)
+		case thinkingml.BlockStatePatch:
 			var patch map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(b.Body), &patch); err != nil {
 				o.Dropped = append(o.Dropped, "state_patch: not a JSON object: "+err.Error())

@@ -34,10 +34,13 @@ func BenchmarkValidate2KB(b *testing.B)  { benchmarkValidate(b, 2<<10) }
 func BenchmarkValidate20KB(b *testing.B) { benchmarkValidate(b, 20<<10) }
 
 // BenchmarkFilterChunk20B measures one Write of a 20-byte chunk (ns/op is per chunk), the
-// stream being a long reply with tags, <final> inside thinking and AGENT blocks.
+// stream being a long reply with tags, <final> inside thinking, AGENT blocks, an echoed
+// [SESSION STATE] block and invented mcp_ tags.
 func BenchmarkFilterChunk20B(b *testing.B) {
 	r := strings.Replace(benchReply(8<<10), "</thinking>", "Mention <final> here.</thinking>", 1)
 	r = strings.Replace(r, "# Plan", "# Plan <AGENT_UI_JSON>[{\"type\":\"card\"}]</AGENT_UI_JSON><AGENT_STATE_PATCH>{\"a\":1}</AGENT_STATE_PATCH>", 1)
+	r = strings.Replace(r, "<thinking>\n", "<thinking>\n[SESSION STATE]\nphase: strategy\nstage: draft\nlocale: en\nartifacts: {\"strategy_status\":\"draft\"}\n[/SESSION STATE]\n", 1)
+	r = strings.Replace(r, "\n</final>", "<mcp_call name=\"risk_lab.run\" args='{\"window\":20}'>{\"ok\":true}</mcp_call><mcp_tool/>\n</final>", 1)
 	var chunks []string
 	for s := r; len(s) > 0; {
 		n := min(20, len(s))
