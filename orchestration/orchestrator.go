@@ -201,10 +201,14 @@ func (o *Orchestrator) acquire() error {
 	}
 }
 
+// release gives back a slot and the wait-group count of a turn that never started.
 func (o *Orchestrator) release() {
-	<-o.slots
+	o.freeSlot()
 	o.wg.Done()
 }
+
+// freeSlot gives back one turn slot.
+func (o *Orchestrator) freeSlot() { <-o.slots }
 
 func (o *Orchestrator) register(messageID string, cancel context.CancelCauseFunc) {
 	o.mu.Lock()

@@ -21,6 +21,9 @@ type turn struct {
 	msg      *store.Message
 	userText string
 	em       *emitter
+	// freeSlot gives the turn's concurrency slot back (once). The tail calls it before the
+	// terminal event, so a client that sees the end and posts again finds the slot free.
+	freeSlot func()
 
 	plan     *plan
 	history  []store.Message

@@ -87,6 +87,7 @@ func (o *Orchestrator) complete(t *turn) error {
 		}
 	}
 	data := events.CompletedData{Route: o.finalRoute(t), ReplyLen: utf8.RuneCountInString(t.result.Text), Metadata: meta}
+	t.freeSlot()
 	if err := t.em.emit(ctx, events.Completed, &data, &data.Base); err != nil {
 		return err
 	}
@@ -174,6 +175,7 @@ func (o *Orchestrator) fail(t *turn, err error) {
 	}
 	route := o.finalRoute(t)
 	data := events.ErrorData{Code: code, Message: msg, Error: msg, Provider: route.Provider, ResolvedModel: route.ResolvedModel, EndpointID: route.EndpointID}
+	t.freeSlot()
 	if eerr := t.em.emit(ctx, events.Error, &data, &data.Base); eerr != nil {
 		o.logger.Error("emit error event", "message_id", t.msg.ID, "err", eerr)
 	}

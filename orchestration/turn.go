@@ -3,6 +3,7 @@ package orchestration
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/session"
@@ -78,7 +79,7 @@ func (o *Orchestrator) newTurn(b *session.Begun, req session.Request, w eventWri
 	}
 	o.register(b.Assistant.ID, cancel)
 	return &turn{
-		ctx: ctx, cancel: cancel, begun: b, msg: b.Assistant, userText: req.Text,
+		ctx: ctx, cancel: cancel, begun: b, msg: b.Assistant, userText: req.Text, freeSlot: sync.OnceFunc(o.freeSlot),
 		em: newEmitter(w, events.Base{MessageID: b.Assistant.ID, RequestID: req.RequestID}, o.route()),
 	}
 }
@@ -90,7 +91,8 @@ func (o *Orchestrator) route() events.Route {
 
 // run is the body of a turn's goroutine.
 func (o *Orchestrator) run(t *turn) {
-	defer o.release()
+	defer o.wg.Done()
+	defer t.freeSlot() // normally already freed before the terminal event
 	defer o.unregister(t.msg.ID)
 	defer t.cancel(nil)
 	if err := o.generate(t); err != nil {

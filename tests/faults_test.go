@@ -59,17 +59,7 @@ func TestCancelStopsTheGenerationAndKeepsThePartialText(t *testing.T) {
 	sid := s.newSession(tok, "en")
 	a := s.post(tok, sid, "a long answer please [[pace_ms:50]]")
 	st := s.openEvents(ctxFor(t, 60*time.Second), a.eventsURL(), 0)
-	var evs []sseEvent
-	for deltas := 0; deltas < 3; {
-		ev, err := st.next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Name == "content_delta" {
-			deltas++
-		}
-		evs = append(evs, ev)
-	}
+	evs := readDeltas(t, st, 3)
 	resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/messages/"+a.MessageID+"/cancel", tok, nil, nil)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancel = %d, want 202", resp.StatusCode)
@@ -150,17 +140,7 @@ func TestAGenerationLostWithItsServerEndsInterrupted(t *testing.T) {
 	sid := s.newSession(tok, "en")
 	a := s.post(tok, sid, "long answer [[pace_ms:100]]")
 	st := s.openEvents(ctxFor(t, 30*time.Second), a.eventsURL(), 0)
-	var seen []sseEvent
-	for deltas := 0; deltas < 3; {
-		ev, err := st.next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Name == "content_delta" {
-			deltas++
-		}
-		seen = append(seen, ev)
-	}
+	seen := readDeltas(t, st, 3)
 	st.close()
 	time.Sleep(50 * time.Millisecond) // let the batched event log reach the database
 	s.crashAndRestart()
@@ -178,4 +158,21 @@ func TestAGenerationLostWithItsServerEndsInterrupted(t *testing.T) {
 	// The session is usable again.
 	b := s.post(tok, sid, "again")
 	waitFinished(t, s, tok, b.MessageID)
+}
+
+// readDeltas reads frames until n content deltas arrived and returns every frame read.
+func readDeltas(t *testing.T, st *sseStream, n int) []sseEvent {
+	t.Helper()
+	var evs []sseEvent
+	for deltas := 0; deltas < n; {
+		ev, err := st.next()
+		if err != nil {
+			t.Fatalf("after %d deltas: %v", deltas, err)
+		}
+		if ev.Name == "content_delta" {
+			deltas++
+		}
+		evs = append(evs, ev)
+	}
+	return evs
 }
