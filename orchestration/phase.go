@@ -88,7 +88,7 @@ func (o *Orchestrator) moveAfterTurn(t *turn, s *settlement) error {
 	from, to := t.plan.phase, s.report.NextPhase
 	if err := phases.CheckMove(from, to); err != nil {
 		o.logger.Warn("handler asked for a forbidden move; ignored", "session_id", t.begun.Session.ID, "err", err)
-		return o.saveArtifacts(t, s)
+		return o.saveArtifacts(t)
 	}
 	evidence := map[string]any{"fields": s.report.Evidence}
 	if len(s.toolCalls) > 0 {

@@ -123,19 +123,11 @@ func (o *Orchestrator) mcpTools(t *turn, p *plan) ([]json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("orchestration: x-mcp-context for %s: %w", srv.Label, err)
 		}
-		tools = append(tools, mustRaw(map[string]any{
+		tools = append(tools, json.RawMessage(mustJSON(map[string]any{
 			"type": "mcp", "server_label": srv.Label, "server_url": srv.URL,
 			"allowed_tools": p.pieces.AllowedTools, "require_approval": "never",
 			"headers": map[string]string{"x-mcp-context": token},
-		}))
+		})))
 	}
 	return tools, nil
-}
-
-func mustRaw(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(`null`)
-	}
-	return b
 }

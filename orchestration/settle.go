@@ -16,14 +16,13 @@ import (
 // settlement is what an accepted reply changes: the applied or rejected patch, the GenUI
 // sent, the handler's verdict and the phase move it caused.
 type settlement struct {
-	toolCalls     []postprocess.ToolRecord
-	genui         postprocess.GenUIResult
-	applied       json.RawMessage
-	rejected      *rejectedPatch
-	report        handlers.Report
-	change        *PhaseChange
-	deployment    map[string]any
-	artifactsJSON store.JSON
+	toolCalls  []postprocess.ToolRecord
+	genui      postprocess.GenUIResult
+	applied    json.RawMessage
+	rejected   *rejectedPatch
+	report     handlers.Report
+	change     *PhaseChange
+	deployment map[string]any
 }
 
 type rejectedPatch struct {
@@ -64,7 +63,7 @@ func (o *Orchestrator) settle(t *turn) error {
 	if len(t.problems) == 0 && s.report.Completed {
 		return o.moveAfterTurn(t, s)
 	}
-	return o.saveArtifacts(t, s)
+	return o.saveArtifacts(t)
 }
 
 func (o *Orchestrator) applyPatch(t *turn, s *settlement) {
@@ -125,7 +124,7 @@ func (o *Orchestrator) recordStrategy(t *turn, s *settlement) error {
 
 // saveArtifacts writes the phase's artifacts and the metadata back to the session (the
 // tail persists the session row).
-func (o *Orchestrator) saveArtifacts(t *turn, s *settlement) error {
+func (o *Orchestrator) saveArtifacts(t *turn) error {
 	raw, err := t.plan.artifacts.Encode()
 	if err != nil {
 		return err
@@ -135,7 +134,6 @@ func (o *Orchestrator) saveArtifacts(t *turn, s *settlement) error {
 		return err
 	}
 	t.begun.Session.Artifacts, t.begun.Session.Metadata = raw, meta
-	s.artifactsJSON = raw
 	return nil
 }
 
