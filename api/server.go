@@ -114,6 +114,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics.serve)
+	e.GET("/api/v1/openapi.yaml", serveOpenAPI)
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))
