@@ -57,6 +57,8 @@ func toHTTP(err error) *HTTPError {
 		return &HTTPError{Status: http.StatusForbidden, Code: "forbidden", Message: "this route needs the admin role", Err: err}
 	case errors.Is(err, store.ErrNotFound):
 		return &HTTPError{Status: http.StatusNotFound, Code: "not_found", Message: "not found", Err: err}
+	case errors.Is(err, store.ErrPhaseChanged):
+		return &HTTPError{Status: http.StatusConflict, Code: "phase_changed", Message: "the session's phase changed meanwhile; read it again", Err: err}
 	case errors.Is(err, phases.ErrForbiddenMove):
 		return &HTTPError{Status: http.StatusUnprocessableEntity, Code: "phase_move_forbidden", Message: err.Error(), Err: err}
 	case errors.Is(err, orchestration.ErrOverCapacity):
