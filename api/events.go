@@ -92,9 +92,7 @@ func (s *Server) stream(c echo.Context, msg *store.Message, after int64) error {
 
 func (s *Server) deliver(w *sseWriter, evs []store.Event, ended bool) (bool, error) {
 	for _, ev := range evs {
-		if err := w.event(ev); err != nil {
-			return true, err
-		}
+		w.event(ev)
 	}
 	if err := w.flush(); err != nil {
 		return true, err

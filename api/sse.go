@@ -39,8 +39,8 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int) (*sseWriter, error) {
 	return s, s.flush()
 }
 
-// event writes one logged event with its id.
-func (s *sseWriter) event(ev store.Event) error {
+// event buffers one logged event with its id; flush sends it.
+func (s *sseWriter) event(ev store.Event) {
 	s.buf.WriteString("id: ")
 	s.buf.WriteString(strconv.FormatInt(ev.Seq, 10))
 	s.buf.WriteString("\nevent: ")
@@ -48,7 +48,6 @@ func (s *sseWriter) event(ev store.Event) error {
 	s.buf.WriteString("\ndata: ")
 	s.buf.Write(ev.Data) // compact JSON: one line
 	s.buf.WriteString("\n\n")
-	return nil
 }
 
 // unlogged writes an event without an id (heartbeats), which leaves the client's

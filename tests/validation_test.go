@@ -12,18 +12,6 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 )
 
-// attemptsOf returns the deltas' attempt numbers and seqs, in order.
-func deltasOf(evs []sseEvent) (attempts, seqs []float64) {
-	for _, ev := range evs {
-		if ev.Name == "content_delta" {
-			a, _ := ev.Data["attempt"].(float64)
-			attempts = append(attempts, a)
-			seqs = append(seqs, ev.Data["seq"].(float64))
-		}
-	}
-	return attempts, seqs
-}
-
 func TestReplyPolicyRetry(t *testing.T) {
 	s := startServer(t)
 	tok := s.token("judy")
