@@ -17,6 +17,7 @@ import (
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
 	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/upstream"
@@ -34,7 +35,8 @@ type stack struct {
 	close func()
 }
 
-func newStack(t *testing.T) *stack {
+// newStack builds the stack; mods may change the parts' dependencies before they are built.
+func newStack(t *testing.T, mods ...func(*orchestration.Deps, *api.Deps)) *stack {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	st := storetest.SQLite(t)
@@ -43,23 +45,41 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	client := upstream.New(upstream.Config{BaseURL: up.URL()})
-	log := eventlog.New(st, logger, eventlog.Options{})
+	log := eventlog.New(st, "replica-api-test", logger, eventlog.Options{})
 	a := auth.New([]byte("api-test-secret-0123456789abcdef"), "", "")
-	orch := orchestration.New(orchestration.Config{Provider: "scripted", Model: "m", IdleTimeout: 5 * time.Second}, orchestration.Deps{
-		Store: st, Log: log, Upstream: client, Skills: skills.New(), Handlers: handlers.New(), Signer: a, Logger: logger,
-	})
-	s := api.New(api.Deps{
+	key, err := mcpcontext.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpSigner, err := mcpcontext.NewSigner(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	od := orchestration.Deps{
+		Store: st, Log: log, Upstream: client, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger,
+	}
+	ad := api.Deps{
 		Config: api.Config{HeartbeatInterval: 50 * time.Millisecond, MaxBodyBytes: 1 << 20},
-		Auth:   a, Orchestrator: orch, Sessions: orch.Sessions(), Store: st, Log: log, Logger: logger,
-	})
+		Auth:   a, Store: st, Logger: logger,
+		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
+	}
+	for _, m := range mods {
+		m(&od, &ad)
+	}
+	orch := orchestration.New(orchestration.Config{Provider: "scripted", Model: "m", IdleTimeout: 5 * time.Second, RecoverAll: true}, od)
+	if _, err := orch.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ad.Orchestrator = orch
+	s := api.New(ad)
 	srv := httptest.NewServer(s.Handler())
 	return &stack{srv: srv, auth: a, orch: orch, close: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		orch.Shutdown(ctx)
+		_ = log.Close(ctx)
 		s.EndStreams()
 		srv.Close()
-		log.Close()
 		client.CloseIdleConnections()
 		_ = up.Close()
 		_ = st.Close()

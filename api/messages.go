@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -12,10 +13,11 @@ import (
 )
 
 type postMessageBody struct {
-	SessionID       string `json:"session_id"`
-	Text            string `json:"text"`
-	Locale          string `json:"locale"`
-	ClientRequestID string `json:"client_request_id"`
+	SessionID       string          `json:"session_id"`
+	Text            string          `json:"text"`
+	Locale          string          `json:"locale"`
+	ClientRequestID string          `json:"client_request_id"`
+	RuntimePolicy   json.RawMessage `json:"runtime_policy"`
 }
 
 // turnAnswer is the 202 body of a message-creating call.
@@ -50,24 +52,27 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 	if strings.TrimSpace(body.Text) == "" {
 		return badRequest(`"text" is required`)
 	}
+	if err := checkLocale(body.Locale); err != nil {
+		return err
+	}
+	policy, err := orchestration.ParseRuntimePolicy(body.RuntimePolicy)
+	if err != nil {
+		return badRequest(err.Error())
+	}
 	claims := mustClaims(c)
 	locale := body.Locale
 	if locale == "" {
 		locale = c.Request().Header.Get("Accept-Language")
 	}
-	turn, err := s.orch.HandleMessage(c.Request().Context(), session.Request{
+	turn, err := s.orch.HandleMessage(c.Request().Context(), orchestration.Request{Request: session.Request{
 		UserID: claims.Subject, SessionID: body.SessionID, Text: body.Text, Locale: locale,
 		ClientRequestID: body.ClientRequestID, RequestID: requestID(c),
-	})
+	}, Policy: policy})
 	if err != nil {
 		return err
 	}
 	if wantsEventStream(c) {
-		msg, err := s.store.GetMessage(c.Request().Context(), turn.MessageID, claims.Subject)
-		if err != nil {
-			return err
-		}
-		return s.stream(c, msg, 0)
+		return s.stream(c, &turn.Message, 0)
 	}
 	return s.answerTurn(c, claims, turn)
 }
@@ -81,6 +86,22 @@ func (s *Server) answerTurn(c echo.Context, claims *auth.Claims, turn *orchestra
 		MessageID: turn.MessageID, RequestID: turn.RequestID, SessionID: turn.SessionID,
 		EventsURL: "/api/v1/messages/" + turn.MessageID + "/events", StreamToken: token,
 	})
+}
+
+// messageRate refuses a message over the user's rate with 429 and Retry-After before its
+// body is read; a refused message uses up nothing.
+func (s *Server) messageRate() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if s.rate == nil {
+				return next(c)
+			}
+			if ok, retry := s.rate.Allow(mustClaims(c).Subject); !ok {
+				return tooManyMessages(retry)
+			}
+			return next(c)
+		}
+	}
 }
 
 func wantsEventStream(c echo.Context) bool {

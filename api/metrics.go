@@ -1,64 +1,56 @@
 package api
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/phaseflow/phaseflow/api/auth"
 )
 
-// Metrics counts requests by status and open event streams, served in the Prometheus text
-// format. A handful of counters does not justify the Prometheus client library.
-type Metrics struct {
-	mu       sync.Mutex
-	requests map[string]uint64 // "METHOD STATUS" → count
-	streams  atomic.Int64
+// Metrics is what the API reports to and serves at GET /metrics (package metrics).
+type Metrics interface {
+	RequestObserved(method, route string, status int, code string, d time.Duration)
+	StreamOpened()
+	StreamClosed()
+	FollowerOpened()
+	FollowerClosed()
+	Handler() http.Handler
 }
 
-// NewMetrics returns empty counters.
-func NewMetrics() *Metrics { return &Metrics{requests: make(map[string]uint64)} }
-
-func (m *Metrics) middleware() echo.MiddlewareFunc {
+// metricsMiddleware reports every request with its route pattern, status and error code.
+// It runs before routing, so it also sees the answers given there (405, 431, preflights);
+// the pattern is known once next returns.
+func metricsMiddleware(m Metrics) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			start := time.Now()
 			err := next(c)
-			status := c.Response().Status
+			status, code := c.Response().Status, ""
 			if err != nil && !c.Response().Committed {
-				status = toHTTP(err).Status
+				he := toHTTP(err)
+				status, code = he.Status, he.Code
 			}
-			m.mu.Lock()
-			m.requests[fmt.Sprintf("%s %d", c.Request().Method, status)]++
-			m.mu.Unlock()
+			m.RequestObserved(c.Request().Method, c.Path(), status, code, time.Since(start))
 			return err
 		}
 	}
 }
 
-// streamOpened and streamClosed keep the open-streams gauge.
-func (m *Metrics) streamOpened() { m.streams.Add(1) }
-func (m *Metrics) streamClosed() { m.streams.Add(-1) }
-
-func (m *Metrics) serve(c echo.Context) error {
-	var b strings.Builder
-	b.WriteString("# HELP phaseflow_http_requests_total HTTP requests by method and status.\n")
-	b.WriteString("# TYPE phaseflow_http_requests_total counter\n")
-	m.mu.Lock()
-	keys := make([]string, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
+// serveMetrics serves GET /metrics: open, or with PHASEFLOW_METRICS_TOKEN set, only to
+// "Authorization: Bearer <that token>" (compared in constant time).
+func (s *Server) serveMetrics(c echo.Context) error {
+	if want := s.cfg.MetricsToken; want != "" {
+		got, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="phaseflow-metrics"`)
+			return fmt.Errorf("%w: metrics token", auth.ErrUnauthorized)
+		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		method, status, _ := strings.Cut(k, " ")
-		fmt.Fprintf(&b, "phaseflow_http_requests_total{method=%q,status=%q} %d\n", method, status, m.requests[k])
-	}
-	m.mu.Unlock()
-	b.WriteString("# HELP phaseflow_event_streams_open Event streams currently open.\n")
-	b.WriteString("# TYPE phaseflow_event_streams_open gauge\n")
-	fmt.Fprintf(&b, "phaseflow_event_streams_open %d\n", m.streams.Load())
-	return c.Blob(http.StatusOK, "text/plain; version=0.0.4", []byte(b.String()))
+	s.metrics.Handler().ServeHTTP(c.Response(), c.Request())
+	return nil
 }

@@ -11,12 +11,12 @@ import (
 // headerRequestID is echoed on every answer and becomes a message's request_id.
 const headerRequestID = "X-Request-Id"
 
-// requestIDMiddleware takes the client's X-Request-Id (bounded in length) or makes one.
+// requestIDMiddleware takes the client's X-Request-Id (bounded, visible ASCII) or makes one.
 func requestIDMiddleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			id := c.Request().Header.Get(headerRequestID)
-			if id == "" || len(id) > 128 {
+			if !validRequestID(id) {
 				id = uuid.NewString()
 			}
 			c.Set(headerRequestID, id)
@@ -24,6 +24,20 @@ func requestIDMiddleware() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// validRequestID accepts 1–128 visible ASCII characters: the id is echoed in a header,
+// logged and stored, so it must be plain text the database and a log reader take as is.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func requestID(c echo.Context) string {

@@ -9,16 +9,18 @@ import (
 )
 
 // listTransitions serves GET /api/v1/sessions/{id}/transitions: every phase move, oldest
-// first, with its reason and evidence.
+// first, with its reason and evidence, a page at a time.
 func (s *Server) listTransitions(c echo.Context) error {
-	list, err := s.store.ListTransitions(c.Request().Context(), c.Param("id"), mustClaims(c).Subject)
+	limit, after, err := pageParams(c, "transitions")
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []store.Transition{}
+	rows, err := s.store.ListTransitionsPage(c.Request().Context(), c.Param("id"), mustClaims(c).Subject, after.timeKey(), limit+1)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"transitions": list})
+	list, next := trimPage(rows, limit, func(x store.Transition) cursor { return cursor{List: "transitions", Time: x.CreatedAt, ID: x.ID} })
+	return c.JSON(http.StatusOK, map[string]any{"transitions": list, "next_cursor": next})
 }
 
 // movePhase serves POST /api/v1/sessions/{id}/phase {"to", "reason"}: 200 with the session

@@ -9,16 +9,25 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// listPrompts serves GET /api/v1/llm/prompts (admin): every stored prompt version.
+// listPrompts serves GET /api/v1/llm/prompts (admin): the stored prompt versions by name,
+// locale and version, a page at a time.
 func (s *Server) listPrompts(c echo.Context) error {
-	list, err := s.store.ListPrompts(c.Request().Context())
+	limit, after, err := pageParams(c, "prompts")
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []store.Prompt{}
+	var key *store.PromptKey
+	if after != nil {
+		key = &store.PromptKey{Name: after.Name, Locale: after.Locale, Version: after.Version}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"prompts": list})
+	rows, err := s.store.ListPromptsPage(c.Request().Context(), key, limit+1)
+	if err != nil {
+		return err
+	}
+	list, next := trimPage(rows, limit, func(x store.Prompt) cursor {
+		return cursor{List: "prompts", Name: x.Name, Locale: x.Locale, Version: x.Version}
+	})
+	return c.JSON(http.StatusOK, map[string]any{"prompts": list, "next_cursor": next})
 }
 
 // createPrompt serves POST /api/v1/llm/prompts (admin) {"name", "locale", "body"}: a new,

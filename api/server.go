@@ -9,42 +9,57 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
-	"github.com/phaseflow/phaseflow/orchestration/eventlog"
-	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/store"
 )
 
 // Orchestrator is the chat orchestrator as the API uses it.
 type Orchestrator interface {
-	HandleMessage(ctx context.Context, req session.Request) (*orchestration.Turn, error)
+	HandleMessage(ctx context.Context, req orchestration.Request) (*orchestration.Turn, error)
+	CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error)
 	Cancel(ctx context.Context, messageID, userID string) error
 	MovePhase(ctx context.Context, userID, sessionID, to, reason string) (*store.Session, error)
 	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error)
 }
 
-// SessionMaker creates sessions outside a turn (POST /sessions).
-type SessionMaker interface {
-	CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error)
-}
-
 // Store is what the API reads directly.
 type Store interface {
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
-	ListSessions(ctx context.Context, userID string) ([]store.Session, error)
+	ListSessionsPage(ctx context.Context, userID string, after *store.TimeKey, limit int) ([]store.Session, error)
 	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
-	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
-	ListTransitions(ctx context.Context, sessionID, userID string) ([]store.Transition, error)
+	ListTraces(ctx context.Context, messageID, userID string, anyUser bool) ([]store.Trace, error)
+	ListMessagesPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Message, error)
+	ListTransitionsPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Transition, error)
 	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
 	CreatePrompt(ctx context.Context, p *store.Prompt) error
-	ListPrompts(ctx context.Context) ([]store.Prompt, error)
+	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
 	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
 	Ping(ctx context.Context) error
 }
 
-// EventLog is where the event streams are read from.
-type EventLog interface {
-	Follow(messageID string, after int64) *eventlog.Cursor
+// Cursor reads one message's event log for one client connection (eventlog.Cursor): the
+// events available now and a channel closed when more may be, until the terminal event.
+type Cursor interface {
+	Next(ctx context.Context) ([]store.Event, <-chan struct{}, error)
+	Ended() bool
+	Position() int64
+}
+
+// FollowFunc opens a cursor over a message's log for a client that saw events up to
+// after; last is the message's last_event_id as read (see eventlog.Log.Follow).
+type FollowFunc func(messageID string, after, last int64) Cursor
+
+// MessageRate limits how fast one user posts messages (package userlimit).
+type MessageRate interface {
+	// Allow takes one message from userID's allowance, or reports how long until one is
+	// available.
+	Allow(userID string) (bool, time.Duration)
+}
+
+// KeySet is the x-mcp-context key set published at GET /.well-known/jwks.json.
+type KeySet interface {
+	JWKS() []byte
 }
 
 // Config holds the API's settings.
@@ -52,31 +67,45 @@ type Config struct {
 	HeartbeatInterval   time.Duration
 	MaxBodyBytes        int64
 	SerpQueriesOptional bool
+	// CORSOrigins get CORS answers; none by default.
+	CORSOrigins []string
+	// MaxHeaderBytes caps the request line and headers (431 beyond); 0 means 16 KiB.
+	MaxHeaderBytes int
+	// BodyTimeout is how long a client may take to send a body (408 beyond); 0 means none.
+	BodyTimeout time.Duration
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken string
+	// DevTokenTTL > 0 serves GET /api/v1/dev/token with tokens of that lifetime. Set it only
+	// in development: no JWT secret configured and a loopback listen address (see
+	// [DevMode]).
+	DevTokenTTL time.Duration
 }
 
 // Deps are the parts the API is built on.
 type Deps struct {
 	Config       Config
 	Auth         *auth.Authority
+	MCPKeys      KeySet      // nil publishes an empty key set
+	MessageRate  MessageRate // nil means no per-user message rate
 	Orchestrator Orchestrator
-	Sessions     SessionMaker
 	Store        Store
-	Log          EventLog
-	Metrics      *Metrics
+	Follow       FollowFunc
+	Metrics      Metrics // nil means a fresh metrics.New()
 	Logger       *slog.Logger
 }
 
 // Server is the HTTP API.
 type Server struct {
-	cfg      Config
-	auth     *auth.Authority
-	orch     Orchestrator
-	sessions SessionMaker
-	store    Store
-	log      EventLog
-	metrics  *Metrics
-	logger   *slog.Logger
-	echo     *echo.Echo
+	cfg     Config
+	auth    *auth.Authority
+	mcpKeys KeySet
+	rate    MessageRate
+	orch    Orchestrator
+	store   Store
+	follow  FollowFunc
+	metrics Metrics
+	logger  *slog.Logger
+	echo    *echo.Echo
 
 	// streamsDone is closed by [Server.EndStreams] so open event streams end at shutdown.
 	streamsDone chan struct{}
@@ -87,12 +116,15 @@ func New(d Deps) *Server {
 	if d.Config.HeartbeatInterval <= 0 {
 		d.Config.HeartbeatInterval = 15 * time.Second
 	}
+	if d.Config.MaxHeaderBytes <= 0 {
+		d.Config.MaxHeaderBytes = 16 << 10
+	}
 	if d.Metrics == nil {
-		d.Metrics = NewMetrics()
+		d.Metrics = metrics.New()
 	}
 	s := &Server{
-		cfg: d.Config, auth: d.Auth, orch: d.Orchestrator, sessions: d.Sessions, store: d.Store,
-		log: d.Log, metrics: d.Metrics, logger: d.Logger, streamsDone: make(chan struct{}),
+		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
+		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, streamsDone: make(chan struct{}),
 	}
 	s.echo = s.routes()
 	return s
@@ -109,12 +141,23 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(s.logger)
-	e.Use(requestIDMiddleware(), logMiddleware(s.logger), s.metrics.middleware(), bodyLimitMiddleware(s.cfg.MaxBodyBytes))
+	// Pre runs before routing, so its answers (431, CORS preflights, 405) need no route and
+	// no auth; the others run once the route is known.
+	methods := &methodTable{}
+	e.Pre(requestIDMiddleware(), logMiddleware(s.logger), metricsMiddleware(s.metrics), securityHeaders(),
+		headerLimit(s.cfg.MaxHeaderBytes), corsMiddleware(s.cfg.CORSOrigins), methodCheck(methods))
+	e.Use(paramsCheck(), bodyLimitMiddleware(s.cfg.MaxBodyBytes, s.cfg.BodyTimeout))
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", s.metrics.serve)
+	e.GET("/metrics", s.serveMetrics)
 	e.GET("/api/v1/openapi.yaml", serveOpenAPI)
+	e.GET("/.well-known/jwks.json", s.jwks)
+	e.GET("/api/v1/genui/schema.json", serveGenUISchema)
+	e.GET("/api/v1/dev/token", s.devToken)
+	e.GET("/", servePlayground)
+	e.GET("/playground/:file", servePlaygroundFile)
+	e.GET("/playground/vendor/:file", servePlaygroundVendor)
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))
@@ -123,10 +166,11 @@ func (s *Server) routes() *echo.Echo {
 	user.POST("/sessions", s.createSession)
 	user.GET("/sessions", s.listSessions)
 	user.GET("/sessions/:id", s.getSession)
-	user.POST("/sessions/:id/messages", s.postSessionMessage)
+	user.POST("/sessions/:id/messages", s.postSessionMessage, s.messageRate())
 	user.GET("/sessions/:id/messages", s.listMessages)
-	user.POST("/messages", s.postMessage)
+	user.POST("/messages", s.postMessage, s.messageRate())
 	user.GET("/messages/:id", s.getMessage)
+	user.GET("/messages/:id/trace", s.getTrace)
 	user.POST("/messages/:id/cancel", s.cancelMessage)
 	user.POST("/validate", s.validate)
 	user.GET("/sessions/:id/transitions", s.listTransitions)
@@ -138,6 +182,7 @@ func (s *Server) routes() *echo.Echo {
 	admin.GET("/prompts", s.listPrompts)
 	admin.POST("/prompts", s.createPrompt)
 	admin.POST("/prompts/:id/activate", s.activatePrompt)
+	*methods = newMethodTable(e)
 	return e
 }
 

@@ -20,26 +20,33 @@ func (s *Server) createSession(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
+	if err := checkLocale(body.Locale); err != nil {
+		return err
+	}
 	locale := body.Locale
 	if locale == "" {
 		locale = c.Request().Header.Get("Accept-Language")
 	}
-	sess, err := s.sessions.CreateSession(c.Request().Context(), mustClaims(c).Subject, body.Title, locale)
+	sess, err := s.orch.CreateSession(c.Request().Context(), mustClaims(c).Subject, body.Title, locale)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, sess)
 }
 
+// listSessions serves GET /api/v1/sessions: the caller's sessions, newest first, a page at a
+// time.
 func (s *Server) listSessions(c echo.Context) error {
-	list, err := s.store.ListSessions(c.Request().Context(), mustClaims(c).Subject)
+	limit, after, err := pageParams(c, "sessions")
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []store.Session{}
+	rows, err := s.store.ListSessionsPage(c.Request().Context(), mustClaims(c).Subject, after.timeKey(), limit+1)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"sessions": list})
+	list, next := trimPage(rows, limit, func(x store.Session) cursor { return cursor{List: "sessions", Time: x.CreatedAt, ID: x.ID} })
+	return c.JSON(http.StatusOK, map[string]any{"sessions": list, "next_cursor": next})
 }
 
 func (s *Server) getSession(c echo.Context) error {
@@ -50,15 +57,18 @@ func (s *Server) getSession(c echo.Context) error {
 	return c.JSON(http.StatusOK, sess)
 }
 
+// listMessages serves GET /api/v1/sessions/{id}/messages: oldest first, a page at a time.
 func (s *Server) listMessages(c echo.Context) error {
-	list, err := s.store.ListMessages(c.Request().Context(), c.Param("id"), mustClaims(c).Subject)
+	limit, after, err := pageParams(c, "messages")
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []store.Message{}
+	rows, err := s.store.ListMessagesPage(c.Request().Context(), c.Param("id"), mustClaims(c).Subject, after.timeKey(), limit+1)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"messages": list})
+	list, next := trimPage(rows, limit, func(x store.Message) cursor { return cursor{List: "messages", Time: x.CreatedAt, ID: x.ID} })
+	return c.JSON(http.StatusOK, map[string]any{"messages": list, "next_cursor": next})
 }
 
 func (s *Server) getMessage(c echo.Context) error {

@@ -23,7 +23,8 @@ type sseWriter struct {
 }
 
 // startSSE sends the stream's headers and its first frame. It clears the write deadline so a
-// server-wide WriteTimeout cannot cut a long stream.
+// server-wide WriteTimeout cannot cut a long stream, and the read deadline so the body
+// timeout cannot either.
 func startSSE(w http.ResponseWriter, httpVersionMajor int) (*sseWriter, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -34,6 +35,7 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int) (*sseWriter, error) {
 	}
 	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	_ = s.rc.SetWriteDeadline(time.Time{}) // not every writer supports deadlines; fine
+	_ = s.rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(&s.buf, "retry: %d\n\n", retryMillis)
 	return s, s.flush()

@@ -2,13 +2,23 @@ package api
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 )
+
+// isPlainText reports whether a Content-Type is text/plain; a missing one counts too, as
+// scripts piping a file often send none.
+func isPlainText(contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == echo.MIMETextPlain
+}
 
 // validate serves POST /api/v1/validate: the reply as a text/plain body or as JSON
 // {"reply": "..."}; the answer is the validation result with status 200, valid or not.
@@ -18,7 +28,11 @@ func (s *Server) validate(c echo.Context) error {
 		return err
 	}
 	reply := string(b)
-	if strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if !isJSON(ct) && !isPlainText(ct) {
+		return unsupportedMediaType(ct, "text/plain or application/json")
+	}
+	if isJSON(ct) {
 		var body struct {
 			Reply *string `json:"reply"`
 		}

@@ -56,8 +56,9 @@ const (
 type Config struct {
 	// Addr is the host:port the HTTP server listens on.
 	Addr string
-	// DataDir holds local state: the SQLite database when DatabaseURL is empty and the
-	// generated JWT secret when JWTSecret is empty.
+	// DataDir holds local state: the SQLite database when DatabaseURL is empty, the
+	// generated JWT secret when JWTSecret is empty and the generated x-mcp-context key when
+	// MCPKeyFile is empty.
 	DataDir string
 	// DatabaseURL is a postgres://, postgresql://, sqlite: or file: URL; empty means SQLite
 	// in DataDir. It may carry a password, so log it only through [RedactURL].
@@ -69,6 +70,40 @@ type Config struct {
 	JWTIssuer string
 	// JWTAudience is the required "aud" claim; empty means aud is not checked.
 	JWTAudience string
+	// JWTJWKSURL is an identity provider's JWK Set: user tokens signed RS256 or ES256 by one
+	// of its keys are accepted. Empty means HS256 tokens only.
+	JWTJWKSURL string
+	// JWTMaxTTL is the longest lifetime a user token may have (exp − iat, or exp − now when
+	// iat is absent); longer ones are refused.
+	JWTMaxTTL time.Duration
+	// MCPKeyFile is the PEM private key (Ed25519 or ECDSA P-256) that signs x-mcp-context
+	// tokens; empty means one generated and kept in DataDir (see package mcpcontext).
+	MCPKeyFile string
+	// MCPPublishedKeys are PEM key files published in the JWKS besides the signing key but
+	// never used to sign: the other key of a rotation.
+	MCPPublishedKeys []string
+	// CORSOrigins are the browser origins (scheme://host[:port]) that get CORS answers;
+	// empty means none.
+	CORSOrigins []string
+	// MaxHeaderBytes caps a request's line and headers; larger requests get 431.
+	MaxHeaderBytes int
+	// HeaderTimeout is how long a client may take to send its request line and headers.
+	HeaderTimeout time.Duration
+	// BodyTimeout is how long a client may take to send a request body (stream answers
+	// are not affected once the body is read).
+	BodyTimeout time.Duration
+	// MaxTurnsPerUser caps the generations one user runs at once; more get 429.
+	MaxTurnsPerUser int
+	// UserMessageRate is how many messages a minute one user may post, on average.
+	UserMessageRate float64
+	// UserMessageBurst is how many messages one user may post at once before the rate
+	// applies.
+	UserMessageBurst int
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken Secret
+	// DebugAddr, when set, is a separate listener serving net/http/pprof, so a profile can
+	// be taken from a running deployment without exposing it on the API's address.
+	DebugAddr string
 	// UpstreamURL is the model API's base URL (e.g. https://api.openai.com/v1) without a
 	// trailing slash; empty means the built-in scripted upstream.
 	UpstreamURL string
@@ -76,6 +111,34 @@ type Config struct {
 	UpstreamAPIKey Secret
 	// UpstreamModel is the model name sent upstream.
 	UpstreamModel string
+	// UpstreamWire is the API the shorthand endpoint (UpstreamURL) speaks.
+	UpstreamWire Wire
+	// UpstreamsFile names the JSON file listing several endpoints; it excludes
+	// UpstreamURL.
+	UpstreamsFile string
+	// Endpoints are the upstream endpoints, from UpstreamsFile or the shorthand, checked;
+	// empty means the built-in scripted upstream.
+	Endpoints []Endpoint
+	// UpstreamMaxAttempts bounds the requests one turn makes over all endpoints before
+	// the first byte.
+	UpstreamMaxAttempts int
+	// UpstreamFirstByteTimeout moves a turn to the next endpoint when an endpoint sends
+	// nothing for this long.
+	UpstreamFirstByteTimeout time.Duration
+	// UpstreamRetryAfterCap bounds the Retry-After wait honoured before trying the same
+	// endpoint again.
+	UpstreamRetryAfterCap time.Duration
+	// UpstreamBreakerFailures unhealthy answers in a row open an endpoint's breaker.
+	UpstreamBreakerFailures int
+	// UpstreamBreakerCooldown is how long an open breaker skips its endpoint.
+	UpstreamBreakerCooldown time.Duration
+	// MaxToolRounds bounds the rounds of MCP tool calls Phaseflow runs for a Chat
+	// Completions endpoint in one request.
+	MaxToolRounds int
+	// MCPCallTimeout bounds one MCP tool call Phaseflow runs. Nothing streams while a
+	// tool runs, so it should stay below IdleTimeout, or a slow tool ends the turn as
+	// upstream_timeout instead of becoming a failed call the model sees.
+	MCPCallTimeout time.Duration
 	// UpstreamChain sends previous_response_id instead of resending the history; only
 	// upstreams that store responses support it (upstream-wire.md §7).
 	UpstreamChain bool
@@ -87,6 +150,11 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// ShutdownGrace is how long shutdown waits for running turns before cutting them.
 	ShutdownGrace time.Duration
+	// LeaseTTL is how long a running generation's claim holds without renewal; another
+	// replica may end a generation only after its lease has expired.
+	LeaseTTL time.Duration
+	// OutageGrace is how long running turns wait out an unreachable database.
+	OutageGrace time.Duration
 	// TurnTimeout is the hard limit for one turn, from start to terminal event.
 	TurnTimeout time.Duration
 	// IdleTimeout ends a turn when the upstream sends no event for this long.
@@ -137,6 +205,9 @@ func LoadFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (Con
 		}
 	}
 	if err := applyFlags(&c, specs, fs, args); err != nil {
+		return Config{}, err
+	}
+	if err := resolveEndpoints(&c, getenv); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -196,14 +267,39 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_secret", c.JWTSecret.String()),
 		slog.String("jwt_issuer", c.JWTIssuer),
 		slog.String("jwt_audience", c.JWTAudience),
+		slog.String("jwt_jwks_url", RedactURL(c.JWTJWKSURL)),
+		slog.Duration("jwt_max_ttl", c.JWTMaxTTL),
+		slog.String("mcp_key_file", c.MCPKeyFile),
+		slog.Any("mcp_published_keys", c.MCPPublishedKeys),
+		slog.Any("cors_origins", c.CORSOrigins),
+		slog.Int("max_header_bytes", c.MaxHeaderBytes),
+		slog.Duration("header_timeout", c.HeaderTimeout),
+		slog.Duration("body_timeout", c.BodyTimeout),
+		slog.Int("max_turns_per_user", c.MaxTurnsPerUser),
+		slog.Float64("user_message_rate", c.UserMessageRate),
+		slog.Int("user_message_burst", c.UserMessageBurst),
+		slog.String("metrics_token", c.MetricsToken.String()),
+		slog.String("debug_addr", c.DebugAddr),
 		slog.String("upstream_url", RedactURL(c.UpstreamURL)),
 		slog.String("upstream_api_key", c.UpstreamAPIKey.String()),
 		slog.String("upstream_model", c.UpstreamModel),
+		slog.String("upstream_wire", string(c.UpstreamWire)),
+		slog.String("upstreams_file", c.UpstreamsFile),
+		slog.Attr{Key: "endpoints", Value: endpointsValue(c.Endpoints)},
+		slog.Int("upstream_max_attempts", c.UpstreamMaxAttempts),
+		slog.Duration("upstream_first_byte_timeout", c.UpstreamFirstByteTimeout),
+		slog.Duration("upstream_retry_after_cap", c.UpstreamRetryAfterCap),
+		slog.Int("upstream_breaker_failures", c.UpstreamBreakerFailures),
+		slog.Duration("upstream_breaker_cooldown", c.UpstreamBreakerCooldown),
+		slog.Int("max_tool_rounds", c.MaxToolRounds),
+		slog.Duration("mcp_call_timeout", c.MCPCallTimeout),
 		slog.Bool("upstream_chain", c.UpstreamChain),
 		slog.Any("mcp_servers", c.MCPServers),
 		slog.Int("phase_turn_limit", c.PhaseTurnLimit),
 		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
 		slog.Duration("shutdown_grace", c.ShutdownGrace),
+		slog.Duration("lease_ttl", c.LeaseTTL),
+		slog.Duration("db_outage_grace", c.OutageGrace),
 		slog.Duration("turn_timeout", c.TurnTimeout),
 		slog.Duration("idle_timeout", c.IdleTimeout),
 		slog.Int("max_turns", c.MaxConcurrentTurns),

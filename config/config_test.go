@@ -20,16 +20,35 @@ func env(m map[string]string) func(string) string {
 
 func defaults() Config {
 	return Config{
-		Addr:               "127.0.0.1:8080",
-		DataDir:            "./data",
-		UpstreamModel:      "gpt-4o-mini",
+		Addr:          "127.0.0.1:8080",
+		DataDir:       "./data",
+		UpstreamModel: "gpt-4o-mini",
+		UpstreamWire:  WireResponses,
+
+		UpstreamMaxAttempts:      4,
+		UpstreamFirstByteTimeout: 30 * time.Second,
+		UpstreamRetryAfterCap:    10 * time.Second,
+		UpstreamBreakerFailures:  3,
+		UpstreamBreakerCooldown:  30 * time.Second,
+		MaxToolRounds:            8,
+		MCPCallTimeout:           45 * time.Second,
+
 		HeartbeatInterval:  15 * time.Second,
 		ShutdownGrace:      30 * time.Second,
+		LeaseTTL:           15 * time.Second,
+		OutageGrace:        30 * time.Second,
 		TurnTimeout:        5 * time.Minute,
 		IdleTimeout:        60 * time.Second,
 		MaxConcurrentTurns: 64,
 		MaxBodyBytes:       1048576,
 		PhaseTurnLimit:     12,
+		JWTMaxTTL:          24 * time.Hour,
+		MaxHeaderBytes:     16384,
+		HeaderTimeout:      10 * time.Second,
+		BodyTimeout:        30 * time.Second,
+		MaxTurnsPerUser:    0,
+		UserMessageRate:    0,
+		UserMessageBurst:   20,
 		ReplyPolicy:        ReplyPolicyRetry,
 		LogLevel:           slog.LevelInfo,
 		LogFormat:          LogFormatText,
@@ -71,6 +90,21 @@ func TestLoad(t *testing.T) {
 				"PHASEFLOW_SERP_OPTIONAL":      "true",
 				"PHASEFLOW_LOG_LEVEL":          "DEBUG",
 				"PHASEFLOW_LOG_FORMAT":         "json",
+				"PHASEFLOW_JWT_JWKS_URL":       "https://idp.example/.well-known/jwks.json",
+				"PHASEFLOW_JWT_MAX_TTL":        "1h",
+				"PHASEFLOW_MCP_KEY_FILE":       "/etc/pf/mcp.pem",
+				"PHASEFLOW_MCP_PUBLISHED_KEYS": "/etc/pf/old.pem, /etc/pf/next.pem",
+				"PHASEFLOW_CORS_ORIGINS":       "https://app.example, http://127.0.0.1:5173",
+				"PHASEFLOW_MAX_HEADER_BYTES":   "8192",
+				"PHASEFLOW_HEADER_TIMEOUT":     "5s",
+				"PHASEFLOW_BODY_TIMEOUT":       "20s",
+				"PHASEFLOW_MAX_TURNS_PER_USER": "2",
+				"PHASEFLOW_USER_MESSAGE_RATE":  "0.5",
+				"PHASEFLOW_USER_MESSAGE_BURST": "3",
+				"PHASEFLOW_METRICS_TOKEN":      "m3trics",
+				"PHASEFLOW_DEBUG_ADDR":         "127.0.0.1:6060",
+				"PHASEFLOW_LEASE_TTL":          "3s",
+				"PHASEFLOW_DB_OUTAGE_GRACE":    "45s",
 			},
 			want: func(c *Config) {
 				c.Addr = ":9000"
@@ -81,6 +115,7 @@ func TestLoad(t *testing.T) {
 				c.UpstreamURL = "https://api.openai.com/v1"
 				c.UpstreamAPIKey = "sk-123"
 				c.UpstreamModel = "gpt-5"
+				c.Endpoints = []Endpoint{{ID: 1, URL: "https://api.openai.com/v1", APIKey: "sk-123", Model: "gpt-5", Wire: WireResponses, Priority: 1}}
 				c.HeartbeatInterval = 100 * time.Millisecond
 				c.ShutdownGrace = 5 * time.Second
 				c.TurnTimeout = 2 * time.Minute
@@ -91,6 +126,20 @@ func TestLoad(t *testing.T) {
 				c.SerpQueriesOptional = true
 				c.LogLevel = slog.LevelDebug
 				c.LogFormat = LogFormatJSON
+				c.JWTJWKSURL = "https://idp.example/.well-known/jwks.json"
+				c.JWTMaxTTL = time.Hour
+				c.MCPKeyFile = "/etc/pf/mcp.pem"
+				c.MCPPublishedKeys = []string{"/etc/pf/old.pem", "/etc/pf/next.pem"}
+				c.CORSOrigins = []string{"https://app.example", "http://127.0.0.1:5173"}
+				c.MaxHeaderBytes = 8192
+				c.HeaderTimeout = 5 * time.Second
+				c.BodyTimeout = 20 * time.Second
+				c.MaxTurnsPerUser = 2
+				c.UserMessageRate = 0.5
+				c.UserMessageBurst = 3
+				c.MetricsToken = "m3trics"
+				c.DebugAddr = "127.0.0.1:6060"
+				c.LeaseTTL, c.OutageGrace = 3*time.Second, 45*time.Second
 			},
 		},
 		{
@@ -189,6 +238,26 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: "PHASEFLOW_ADDR: address localhost: missing port in address"},
 		{name: "empty data dir flag", args: []string{"--data-dir="},
 			wantErr: "-data-dir: must not be empty"},
+		{name: "JWKS URL over plain http to another host", env: map[string]string{"PHASEFLOW_JWT_JWKS_URL": "http://idp.example/jwks"},
+			wantErr: `PHASEFLOW_JWT_JWKS_URL: want an https URL (http only for loopback hosts), got "http://idp.example/jwks"`},
+		{name: "JWKS URL relative", env: map[string]string{"PHASEFLOW_JWT_JWKS_URL": "/jwks"},
+			wantErr: `PHASEFLOW_JWT_JWKS_URL: not an absolute URL`},
+		{name: "max TTL below a minute", env: map[string]string{"PHASEFLOW_JWT_MAX_TTL": "30s"},
+			wantErr: `PHASEFLOW_JWT_MAX_TTL: must be at least 1m0s, got 30s`},
+		{name: "CORS wildcard", env: map[string]string{"PHASEFLOW_CORS_ORIGINS": "*"},
+			wantErr: `PHASEFLOW_CORS_ORIGINS: "*" is not an origin (want scheme://host[:port], no path or wildcard)`},
+		{name: "CORS origin with a path", env: map[string]string{"PHASEFLOW_CORS_ORIGINS": "https://app.example/"},
+			wantErr: `PHASEFLOW_CORS_ORIGINS: "https://app.example/" is not an origin (want scheme://host[:port], no path or wildcard)`},
+		{name: "per-user turns negative", env: map[string]string{"PHASEFLOW_MAX_TURNS_PER_USER": "-1"},
+			wantErr: `PHASEFLOW_MAX_TURNS_PER_USER: must not be negative, got -1`},
+		{name: "message rate negative", env: map[string]string{"PHASEFLOW_USER_MESSAGE_RATE": "-1"},
+			wantErr: `PHASEFLOW_USER_MESSAGE_RATE: must be a number of at least 0, got "-1"`},
+		{name: "message rate NaN", env: map[string]string{"PHASEFLOW_USER_MESSAGE_RATE": "NaN"},
+			wantErr: `PHASEFLOW_USER_MESSAGE_RATE: must be a number of at least 0, got "NaN"`},
+		{name: "header budget too small", env: map[string]string{"PHASEFLOW_MAX_HEADER_BYTES": "100"},
+			wantErr: `PHASEFLOW_MAX_HEADER_BYTES: must be at least 4096, got 100`},
+		{name: "zero body timeout", env: map[string]string{"PHASEFLOW_BODY_TIMEOUT": "0s"},
+			wantErr: `PHASEFLOW_BODY_TIMEOUT: must be positive, got 0s`},
 		{name: "unknown flag", args: []string{"--nope"},
 			wantErr: "flag provided but not defined: -nope"},
 		{name: "positional argument", args: []string{"extra"},
@@ -270,11 +339,12 @@ func TestConfigLogValueRedacts(t *testing.T) {
 		"PHASEFLOW_JWT_SECRET":       "jwtsecret123",
 		"PHASEFLOW_UPSTREAM_URL":     "https://proxy.example/v1?api_key=querykey123",
 		"PHASEFLOW_UPSTREAM_API_KEY": "sk-upstream123",
+		"PHASEFLOW_METRICS_TOKEN":    "metricstoken123",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := []string{"dbpass123", "jwtsecret123", "querykey123", "sk-upstream123"}
+	secrets := []string{"dbpass123", "jwtsecret123", "querykey123", "sk-upstream123", "metricstoken123"}
 	for _, format := range []LogFormat{LogFormatText, LogFormatJSON} {
 		t.Run(string(format), func(t *testing.T) {
 			var buf bytes.Buffer

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -46,6 +48,21 @@ func settings() []setting {
 		{flag: "jwt-audience", env: "PHASEFLOW_JWT_AUDIENCE", arg: "aud",
 			usage: `required "aud" claim; empty means not checked`,
 			set:   func(c *Config, v string) error { c.JWTAudience = v; return nil }},
+		{flag: "jwt-jwks-url", env: "PHASEFLOW_JWT_JWKS_URL", arg: "url",
+			usage: "an identity provider's JWK Set URL: user tokens signed RS256/ES256 by its keys are accepted",
+			set:   setJWKSURL},
+		{flag: "jwt-max-ttl", env: "PHASEFLOW_JWT_MAX_TTL", def: "24h", arg: "duration",
+			usage: "longest accepted user-token lifetime (exp - iat, or exp - now without iat; at least 1m)",
+			set:   setDuration(time.Minute, func(c *Config) *time.Duration { return &c.JWTMaxTTL })},
+		{flag: "mcp-key-file", env: "PHASEFLOW_MCP_KEY_FILE", arg: "file",
+			usage: "PEM private key (Ed25519 or ECDSA P-256) signing x-mcp-context tokens; empty means one generated in <data-dir>/mcp-context-key.pem",
+			set:   func(c *Config, v string) error { c.MCPKeyFile = v; return nil }},
+		{flag: "mcp-published-keys", env: "PHASEFLOW_MCP_PUBLISHED_KEYS", arg: "file,…",
+			usage: "PEM key files also published at /.well-known/jwks.json but never used to sign (key rotation)",
+			set:   setList(func(c *Config) *[]string { return &c.MCPPublishedKeys }, nil)},
+		{flag: "cors-origins", env: "PHASEFLOW_CORS_ORIGINS", arg: "origin,…",
+			usage: "browser origins (scheme://host[:port]) that get CORS answers; empty means none",
+			set:   setList(func(c *Config) *[]string { return &c.CORSOrigins }, checkOrigin)},
 		{flag: "upstream-url", env: "PHASEFLOW_UPSTREAM_URL", arg: "url",
 			usage: "model API base URL, e.g. https://api.openai.com/v1; empty means the built-in scripted upstream",
 			set:   setUpstreamURL},
@@ -55,6 +72,33 @@ func settings() []setting {
 		{flag: "upstream-model", env: "PHASEFLOW_UPSTREAM_MODEL", def: "gpt-4o-mini", arg: "name",
 			usage: "model name sent upstream",
 			set:   setString(func(c *Config) *string { return &c.UpstreamModel })},
+		{flag: "upstream-wire", env: "PHASEFLOW_UPSTREAM_WIRE", def: "responses", arg: "responses|chat",
+			usage: "API the --upstream-url endpoint speaks: the Responses API, or Chat Completions with MCP tools run by Phaseflow",
+			set:   setWire},
+		{flag: "upstreams-file", env: "PHASEFLOW_UPSTREAMS_FILE", arg: "path",
+			usage: `JSON file listing several endpoints, {"endpoints":[{"id","url","api_key" or "api_key_env","model","wire","priority"}]}; replaces --upstream-url`,
+			set:   func(c *Config, v string) error { c.UpstreamsFile = v; return nil }},
+		{flag: "upstream-max-attempts", env: "PHASEFLOW_UPSTREAM_MAX_ATTEMPTS", def: "4", arg: "n",
+			usage: "requests one turn may make over all endpoints before the first byte (failover and retries)",
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.UpstreamMaxAttempts })},
+		{flag: "upstream-first-byte-timeout", env: "PHASEFLOW_UPSTREAM_FIRST_BYTE_TIMEOUT", def: "30s", arg: "duration",
+			usage: "move to the next endpoint when one sends nothing for this long",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.UpstreamFirstByteTimeout })},
+		{flag: "upstream-retry-after-cap", env: "PHASEFLOW_UPSTREAM_RETRY_AFTER_CAP", def: "10s", arg: "duration",
+			usage: "longest Retry-After honoured before trying the same endpoint again",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.UpstreamRetryAfterCap })},
+		{flag: "upstream-breaker-failures", env: "PHASEFLOW_UPSTREAM_BREAKER_FAILURES", def: "3", arg: "n",
+			usage: "unhealthy answers in a row (connect error, 429, 5xx, time-out) that open an endpoint's circuit breaker",
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.UpstreamBreakerFailures })},
+		{flag: "upstream-breaker-cooldown", env: "PHASEFLOW_UPSTREAM_BREAKER_COOLDOWN", def: "30s", arg: "duration",
+			usage: "how long an open breaker skips its endpoint before one probe request",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.UpstreamBreakerCooldown })},
+		{flag: "max-tool-rounds", env: "PHASEFLOW_MAX_TOOL_ROUNDS", def: "8", arg: "n",
+			usage: "rounds of MCP tool calls Phaseflow runs for a chat-wire endpoint in one request",
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.MaxToolRounds })},
+		{flag: "mcp-call-timeout", env: "PHASEFLOW_MCP_CALL_TIMEOUT", def: "45s", arg: "duration",
+			usage: "time limit of one MCP tool call Phaseflow runs (chat wire); keep it below --idle-timeout",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.MCPCallTimeout })},
 		{flag: "upstream-chain", env: "PHASEFLOW_UPSTREAM_CHAIN", def: "false", isBool: true,
 			usage: "send previous_response_id instead of the history (only for upstreams that store responses, such as OpenAI)",
 			set:   setBool(func(c *Config) *bool { return &c.UpstreamChain })},
@@ -63,13 +107,19 @@ func settings() []setting {
 			set:   setMCPServers},
 		{flag: "phase-turn-limit", env: "PHASEFLOW_PHASE_TURN_LIMIT", def: "12", arg: "n",
 			usage: "turns in one phase before the phase's nudge replaces its normal prompt",
-			set:   setTurnLimit},
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.PhaseTurnLimit })},
 		{flag: "heartbeat-interval", env: "PHASEFLOW_HEARTBEAT_INTERVAL", def: "15s", arg: "duration",
 			usage: "time between SSE heartbeats (at least 100ms)",
 			set:   setDuration(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval })},
 		{flag: "shutdown-grace", env: "PHASEFLOW_SHUTDOWN_GRACE", def: "30s", arg: "duration",
 			usage: "how long shutdown waits for running turns",
 			set:   setDuration(0, func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+		{flag: "lease-ttl", env: "PHASEFLOW_LEASE_TTL", def: "15s", arg: "duration",
+			usage: "how long a running generation's claim holds without renewal; a dead replica's turns end within it plus a third (at least 1s)",
+			set:   setDuration(time.Second, func(c *Config) *time.Duration { return &c.LeaseTTL })},
+		{flag: "db-outage-grace", env: "PHASEFLOW_DB_OUTAGE_GRACE", def: "30s", arg: "duration",
+			usage: "how long running turns wait out an unreachable database before they end interrupted",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.OutageGrace })},
 		{flag: "turn-timeout", env: "PHASEFLOW_TURN_TIMEOUT", def: "5m", arg: "duration",
 			usage: "hard time limit for one turn",
 			set:   setDuration(0, func(c *Config) *time.Duration { return &c.TurnTimeout })},
@@ -78,7 +128,37 @@ func settings() []setting {
 			set:   setDuration(0, func(c *Config) *time.Duration { return &c.IdleTimeout })},
 		{flag: "max-turns", env: "PHASEFLOW_MAX_TURNS", def: "64", arg: "n",
 			usage: "generations running at once; more are refused with 503",
-			set:   setMaxTurns},
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.MaxConcurrentTurns })},
+		{flag: "max-turns-per-user", env: "PHASEFLOW_MAX_TURNS_PER_USER", def: "0", arg: "n",
+			usage: "generations one user runs at once; more are refused with 429 (0: only the global limit)",
+			set:   setIntAtLeast(0, func(c *Config) *int { return &c.MaxTurnsPerUser })},
+		{flag: "user-message-rate", env: "PHASEFLOW_USER_MESSAGE_RATE", def: "0", arg: "per-minute",
+			usage: "messages a minute one user may post on average; more are refused with 429 (0: no rate)",
+			set:   setRate},
+		{flag: "user-message-burst", env: "PHASEFLOW_USER_MESSAGE_BURST", def: "20", arg: "n",
+			usage: "messages one user may post at once before the rate applies",
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.UserMessageBurst })},
+		{flag: "max-header-bytes", env: "PHASEFLOW_MAX_HEADER_BYTES", def: "16384", arg: "n",
+			usage: "largest accepted request line and headers; larger gets 431 (at least 4096)",
+			set:   setIntAtLeast(4096, func(c *Config) *int { return &c.MaxHeaderBytes })},
+		{flag: "header-timeout", env: "PHASEFLOW_HEADER_TIMEOUT", def: "10s", arg: "duration",
+			usage: "time a client may take to send its request headers",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.HeaderTimeout })},
+		{flag: "body-timeout", env: "PHASEFLOW_BODY_TIMEOUT", def: "30s", arg: "duration",
+			usage: "time a client may take to send a request body; slower ones get 408",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.BodyTimeout })},
+		{flag: "debug-addr", env: "PHASEFLOW_DEBUG_ADDR", arg: "host:port",
+			usage: "serve net/http/pprof on this separate address (off when empty; keep it private)",
+			set: func(c *Config, v string) error {
+				c.DebugAddr = v
+				if v == "" {
+					return nil
+				}
+				return hostPort(v)
+			}},
+		{flag: "metrics-token", env: "PHASEFLOW_METRICS_TOKEN", arg: "token",
+			usage: "bearer token GET /metrics requires; empty means /metrics is open",
+			set:   func(c *Config, v string) error { c.MetricsToken = Secret(v); return nil }},
 		{flag: "max-body-bytes", env: "PHASEFLOW_MAX_BODY_BYTES", def: "1048576", arg: "n",
 			usage: "largest accepted request body; larger gets 413",
 			set:   setMaxBodyBytes},
@@ -197,19 +277,6 @@ func setDuration(minimum time.Duration, field func(*Config) *time.Duration) func
 	}
 }
 
-// setMaxTurns parses a positive int.
-func setMaxTurns(c *Config, v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return fmt.Errorf("invalid integer %q", v)
-	}
-	if n <= 0 {
-		return fmt.Errorf("must be positive, got %d", n)
-	}
-	c.MaxConcurrentTurns = n
-	return nil
-}
-
 // setMaxBodyBytes parses a positive byte count.
 func setMaxBodyBytes(c *Config, v string) error {
 	n, err := strconv.ParseInt(v, 10, 64)
@@ -317,12 +384,94 @@ func setMCPServers(c *Config, v string) error {
 	return nil
 }
 
-// setTurnLimit parses a positive int.
-func setTurnLimit(c *Config, v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("must be a positive integer, got %q", v)
+// setIntAtLeast returns a setter for an int of at least least: 1 for counts and limits, 0
+// where 0 switches a limit off, more where a smaller budget cannot work.
+func setIntAtLeast(least int, field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("invalid integer %q", v)
+		case n < least && least == 1:
+			return fmt.Errorf("must be positive, got %d", n)
+		case n < least && least == 0:
+			return fmt.Errorf("must not be negative, got %d", n)
+		case n < least:
+			return fmt.Errorf("must be at least %d, got %d", least, n)
+		}
+		*field(c) = n
+		return nil
 	}
-	c.PhaseTurnLimit = n
+}
+
+// setRate parses a number of messages a minute, 0 for no rate.
+func setRate(c *Config, v string) error {
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || r < 0 || r != r || math.IsInf(r, 0) {
+		return fmt.Errorf("must be a number of at least 0, got %q", v)
+	}
+	c.UserMessageRate = r
 	return nil
+}
+
+// setList returns a setter for a comma-separated list; check, when set, vets each item.
+func setList(field func(*Config) *[]string, check func(string) error) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var out []string
+		for _, item := range strings.Split(v, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			if check != nil {
+				if err := check(item); err != nil {
+					return err
+				}
+			}
+			out = append(out, item)
+		}
+		*field(c) = out
+		return nil
+	}
+}
+
+// checkOrigin accepts a browser origin as the Origin header spells it: scheme://host[:port]
+// with no path, no trailing slash and no wildcard (a wildcard would hand the API to any page).
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.Path != "" || u.RawQuery != "" || u.User != nil || strings.Contains(o, "*") {
+		return fmt.Errorf("%q is not an origin (want scheme://host[:port], no path or wildcard)", o)
+	}
+	return nil
+}
+
+// setJWKSURL accepts "" or an absolute http(s) URL; plain http only for loopback hosts, since
+// the keys it serves decide who is authenticated.
+func setJWKSURL(c *Config, v string) error {
+	if v == "" {
+		c.JWTJWKSURL = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("not an absolute URL")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return fmt.Errorf("want an https URL (http only for loopback hosts), got %q", RedactURL(v))
+	}
+	c.JWTJWKSURL = v
+	return nil
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -19,16 +19,19 @@ func (deploymentHandler) Phase() phases.Phase { return phases.Deployment }
 
 // InitialArtifacts implements [Handler]: ready to deploy, nothing armed or rolled out.
 func (deploymentHandler) InitialArtifacts() Artifacts {
-	return Artifacts{"deployment_status": "ready", "risk_guard_status": "pending", "rollout_status": "pending"}
+	return Artifacts{
+		phases.KeyDeploymentStatus: phases.DeploymentReady, phases.KeyRiskGuardStatus: phases.GuardPending,
+		phases.KeyRolloutStatus: phases.RolloutPending,
+	}
 }
 
 // Stage implements [Handler]. Nothing rolls out before there is a target and an armed risk
 // guard; once the rollout is done and the deployment is no longer just ready, it is watched.
 func (deploymentHandler) Stage(a Artifacts) string {
 	switch {
-	case str(a, "deployment_target") == "" || str(a, "risk_guard_status") != "armed":
+	case str(a, phases.KeyDeploymentTarget) == "" || str(a, phases.KeyRiskGuardStatus) != phases.GuardArmed:
 		return StagePrepare
-	case str(a, "deployment_status") == "ready" || str(a, "rollout_status") != "done":
+	case str(a, phases.KeyDeploymentStatus) == phases.DeploymentReady || str(a, phases.KeyRolloutStatus) != phases.RolloutDone:
 		return StageRollout
 	default:
 		return StageMonitor
@@ -43,9 +46,17 @@ func (deploymentHandler) tools(string) []string {
 	return []string{"check_risk_guard", "deploy_strategy", "get_deployment_status"}
 }
 
+// Enter implements [Handler]: a deployment starts over from ready, keeping the ids found.
+func (h deploymentHandler) Enter(previous Artifacts) Artifacts { return enter(h, previous) }
+
 // Prompt implements [Handler].
 func (h deploymentHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 	return buildPrompt(h, s, in)
+}
+
+// MissingQuestion implements [Handler].
+func (h deploymentHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+	return missingQuestion(h.Phase(), s, locale, missing)
 }
 
 // AllowedGenUI implements [Handler].
@@ -55,23 +66,35 @@ func (deploymentHandler) AllowedGenUI() []string {
 
 // PostProcess implements [Handler]. A block needs its blocker_code: the code is what the
 // strategy phase is sent back to fix, so a block without one is reported as missing rather
-// than moved.
-func (deploymentHandler) PostProcess(in PostInput) Report {
-	a := in.Artifacts
-	ev := evidence(a, in.ToolCalls, "deployment_status", "deployment_id", "deployment_target",
-		"risk_guard_status", "rollout_status", "blocker_code")
-	switch str(a, "deployment_status") {
-	case "completed":
+// than moved. The deployer's results fill what the model's patch left out (target, guard,
+// id, status) and become a deployment_summary card. Every deployment turn reports the
+// deployment's state as its summary.
+func (h deploymentHandler) PostProcess(in PostInput) Report {
+	fills, card := deploymentFills(in.ToolCalls, in.Artifacts)
+	a := fill(h.Phase(), in.Artifacts, in.Patch, fills)
+	r := h.verdict(in, a)
+	r.Artifacts, r.Summary = a, clone(a)
+	if card != nil {
+		r.GenUI = append(r.GenUI, card)
+	}
+	return r
+}
+
+func (deploymentHandler) verdict(in PostInput, a Artifacts) Report {
+	ev := evidence(a, in.ToolCalls, phases.KeyDeploymentStatus, phases.KeyDeploymentID, phases.KeyDeploymentTarget,
+		phases.KeyRiskGuardStatus, phases.KeyRolloutStatus, phases.KeyBlockerCode)
+	switch str(a, phases.KeyDeploymentStatus) {
+	case phases.DeploymentCompleted:
 		return Report{Completed: true, NextPhase: phases.Completed, Evidence: ev,
-			Reason: "Deployment completed; the session is done."}
-	case "blocked":
-		code := str(a, "blocker_code")
+			Reason: "Deployment completed; the session is done.", ReasonSkill: skillName(phases.Deployment, "moves", "completed")}
+	case phases.DeploymentBlocked:
+		code := str(a, phases.KeyBlockerCode)
 		if code == "" {
-			return Report{MissingFields: []string{"blocker_code"}, Evidence: ev,
+			return Report{MissingFields: []string{phases.KeyBlockerCode}, Evidence: ev,
 				Reason: "Deployment blocked without a blocker_code."}
 		}
 		return Report{Completed: true, NextPhase: phases.Strategy, Evidence: ev,
-			Reason: "Deployment blocked (" + code + "); back to strategy."}
+			Reason: "Deployment blocked (" + code + "); back to strategy.", ReasonSkill: skillName(phases.Deployment, "moves", "blocked")}
 	}
 	missing := deploymentMissing(a)
 	return Report{MissingFields: missing, Reason: stillNeeds("Deployment", missing), Evidence: ev}
@@ -81,17 +104,17 @@ func (deploymentHandler) PostProcess(in PostInput) Report {
 // lacks before it can complete.
 func deploymentMissing(a Artifacts) []string {
 	var missing []string
-	if str(a, "deployment_target") == "" {
-		missing = append(missing, "deployment_target")
+	if str(a, phases.KeyDeploymentTarget) == "" {
+		missing = append(missing, phases.KeyDeploymentTarget)
 	}
-	if str(a, "risk_guard_status") != "armed" {
-		missing = append(missing, "risk_guard_status")
+	if str(a, phases.KeyRiskGuardStatus) != phases.GuardArmed {
+		missing = append(missing, phases.KeyRiskGuardStatus)
 	}
-	if str(a, "deployment_id") == "" {
-		missing = append(missing, "deployment_id")
+	if str(a, phases.KeyDeploymentID) == "" {
+		missing = append(missing, phases.KeyDeploymentID)
 	}
-	if str(a, "rollout_status") != "done" {
-		missing = append(missing, "rollout_status")
+	if str(a, phases.KeyRolloutStatus) != phases.RolloutDone {
+		missing = append(missing, phases.KeyRolloutStatus)
 	}
-	return append(missing, "deployment_status")
+	return append(missing, phases.KeyDeploymentStatus)
 }

@@ -1,11 +1,18 @@
 // Package handlers holds one handler per phase (strategy, stress_test, deployment): the
 // phase's initial artifacts, how its stage follows from them, which prompt pieces the model
-// gets, which GenUI types it may send, and how a finished turn is judged (completed, next
-// phase, missing fields). The orchestrator asks the handler of the session's phase at each
-// step and never hard-codes a phase itself.
+// gets, which GenUI types it may send, how a finished turn is judged (completed, next
+// phase, missing fields, what it records), which fields survive when the phase is entered
+// again, and the strategy confirm route's rule. Every phase-specific rule lives here; the
+// orchestrator asks the handler of the session's phase at each step and never names a
+// phase itself.
 package handlers
 
-import "github.com/phaseflow/phaseflow/phases"
+import (
+	"encoding/json"
+
+	"github.com/phaseflow/phaseflow/phases"
+	"github.com/phaseflow/phaseflow/store"
+)
 
 // Skills is where handlers read their prompt texts (package skills).
 type Skills interface {
@@ -38,17 +45,23 @@ type Pieces struct {
 	Nudge bool
 }
 
-// ToolResult is one MCP call of the turn, as a handler judges it.
-type ToolResult struct {
-	Name   string
-	Status string // success or failure
-	Output string
-}
-
 // PostInput is what a handler judges a finished turn by.
 type PostInput struct {
 	Artifacts Artifacts // the phase's artifacts after this turn's accepted patch
-	ToolCalls []ToolResult
+	ToolCalls []store.ToolCall
+	// Patch is the accepted patch the model sent (nil for none): a field it sets is the
+	// model's, and tool results fill only the fields it left out.
+	Patch map[string]any
+}
+
+// StrategyRecord is a strategy a turn drafted or validated, for the strategies table. ID
+// is never empty (a fresh one for a new draft).
+type StrategyRecord struct {
+	ID             string
+	Name           string
+	Spec           any // the draft's spec object, nil when the turn only changed a status
+	Status         string
+	BacktestStatus string
 }
 
 // Report is a handler's verdict on a turn.
@@ -57,7 +70,23 @@ type Report struct {
 	NextPhase     phases.Phase // set when Completed
 	MissingFields []string     // what the phase still needs, for the client and for choice_prompt
 	Reason        string       // why it completed (or what is missing), for the transition row
-	Evidence      map[string]any
+	// ReasonSkill names the skill that says why the phase moves, in the session's locale,
+	// for the model (the carryover block); its {{placeholders}} are the old block's
+	// fields. Set when Completed.
+	ReasonSkill string
+	Evidence    map[string]any
+	// Artifacts is the phase's block after the handler's own additions (a recorded
+	// strategy's id); nil means unchanged.
+	Artifacts Artifacts
+	// Strategy is the strategy to record when the reply is accepted, nil for none.
+	Strategy *StrategyRecord
+	// Summary is what the phase reports to the client besides the text (the deployment's
+	// state), nil for none.
+	Summary map[string]any
+	// GenUI are the cards the phase builds from this turn's tool results and block (a
+	// stress report, a deployment summary, the card of a new draft), added when the model
+	// sent none of their type.
+	GenUI []json.RawMessage
 }
 
 // Handler is one phase's logic.
@@ -73,4 +102,11 @@ type Handler interface {
 	AllowedGenUI() []string
 	// PostProcess judges the turn.
 	PostProcess(in PostInput) Report
+	// Enter returns the phase's block when the session moves (back) into it, from the
+	// block it had: initial values, keeping what must survive (ids found so far).
+	Enter(previous Artifacts) Artifacts
+	// MissingQuestion says, in the locale, what the phase still needs (missing, the
+	// fields its verdict reported), for the choice_prompt card the server adds when the
+	// model asked nothing: a fallback so a turn never leaves them silent.
+	MissingQuestion(s Skills, locale string, missing []string) (string, error)
 }

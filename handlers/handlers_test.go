@@ -1,13 +1,19 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/phases"
+	"github.com/phaseflow/phaseflow/skills"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // mustValid fails when a test's artifacts are not a block the orchestrator would accept, so a
@@ -139,7 +145,7 @@ func TestPostProcess(t *testing.T) {
 		name  string
 		phase phases.Phase
 		a     Artifacts
-		calls []ToolResult
+		calls []store.ToolCall
 		want  Report
 	}{
 		{"strategy: initial", phases.Strategy, Artifacts{"strategy_status": "draft", "backtest_status": "none", "advance_to_stress_test": false}, nil, Report{
@@ -157,14 +163,14 @@ func TestPostProcess(t *testing.T) {
 			Reason:        "Strategy phase still needs strategy_status.",
 			Evidence:      map[string]any{"strategy_id": "s-1", "strategy_status": "validated", "backtest_status": "completed", "advance_to_stress_test": true},
 		}},
-		{"strategy: backtest failed", phases.Strategy, Artifacts{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "failed", "advance_to_stress_test": true}, []ToolResult{{Name: "run_backtest", Status: "failure"}}, Report{
+		{"strategy: backtest failed", phases.Strategy, Artifacts{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "failed", "advance_to_stress_test": true}, []store.ToolCall{{Name: "run_backtest", Status: store.ToolFailure}}, Report{
 			MissingFields: []string{"backtest_status"},
 			Reason:        "Strategy phase still needs backtest_status.",
 			Evidence:      map[string]any{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "failed", "advance_to_stress_test": true},
 		}},
-		{"strategy: all three hold", phases.Strategy, done, []ToolResult{{Name: "run_backtest", Status: "success"}, {Name: "validate_strategy", Status: "failure"}}, Report{
+		{"strategy: all three hold", phases.Strategy, done, []store.ToolCall{{Name: "run_backtest", Status: store.ToolSuccess}, {Name: "validate_strategy", Status: store.ToolFailure}}, Report{
 			Completed: true, NextPhase: phases.StressTest,
-			Reason:   "Strategy confirmed with a completed backtest, and the move to stress test was requested.",
+			Reason: "Strategy confirmed with a completed backtest, and the move to stress test was requested.", ReasonSkill: "strategy/moves/done",
 			Evidence: map[string]any{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "completed", "advance_to_stress_test": true, "tool_calls": []string{"run_backtest"}},
 		}},
 
@@ -180,12 +186,12 @@ func TestPostProcess(t *testing.T) {
 		}},
 		{"stress: pass goes to deployment", phases.StressTest, Artifacts{"scenario_set_id": "set-1", "stress_report_id": "r-1", "stress_test_decision": "pass"}, nil, Report{
 			Completed: true, NextPhase: phases.Deployment,
-			Reason:   "Stress test passed; moving to deployment.",
+			Reason: "Stress test passed; moving to deployment.", ReasonSkill: "stress_test/moves/pass",
 			Evidence: map[string]any{"stress_test_decision": "pass", "scenario_set_id": "set-1", "stress_report_id": "r-1"},
 		}},
-		{"stress: revise goes back to strategy", phases.StressTest, Artifacts{"scenario_set_id": "set-1", "stress_report_id": "r-1", "stress_test_decision": "revise"}, []ToolResult{{Name: "get_stress_report", Status: "success"}}, Report{
+		{"stress: revise goes back to strategy", phases.StressTest, Artifacts{"scenario_set_id": "set-1", "stress_report_id": "r-1", "stress_test_decision": "revise"}, []store.ToolCall{{Name: "get_stress_report", Status: store.ToolSuccess}}, Report{
 			Completed: true, NextPhase: phases.Strategy,
-			Reason:   "Stress test asked for a revision; back to strategy.",
+			Reason: "Stress test asked for a revision; back to strategy.", ReasonSkill: "stress_test/moves/revise",
 			Evidence: map[string]any{"stress_test_decision": "revise", "scenario_set_id": "set-1", "stress_report_id": "r-1", "tool_calls": []string{"get_stress_report"}},
 		}},
 
@@ -201,12 +207,12 @@ func TestPostProcess(t *testing.T) {
 		}},
 		{"deployment: completed ends the session", phases.Deployment, Artifacts{"deployment_target": "paper", "risk_guard_status": "armed", "deployment_id": "d-1", "rollout_status": "done", "deployment_status": "completed"}, nil, Report{
 			Completed: true, NextPhase: phases.Completed,
-			Reason:   "Deployment completed; the session is done.",
+			Reason: "Deployment completed; the session is done.", ReasonSkill: "deployment/moves/completed",
 			Evidence: map[string]any{"deployment_status": "completed", "deployment_id": "d-1", "deployment_target": "paper", "risk_guard_status": "armed", "rollout_status": "done", "blocker_code": nil},
 		}},
-		{"deployment: blocked goes back with its code", phases.Deployment, Artifacts{"deployment_target": "live", "risk_guard_status": "failed", "deployment_status": "blocked", "blocker_code": "RISK_GUARD_FAILED"}, []ToolResult{{Name: "check_risk_guard", Status: "success"}}, Report{
+		{"deployment: blocked goes back with its code", phases.Deployment, Artifacts{"deployment_target": "live", "risk_guard_status": "failed", "deployment_status": "blocked", "blocker_code": "RISK_GUARD_FAILED"}, []store.ToolCall{{Name: "check_risk_guard", Status: store.ToolSuccess}}, Report{
 			Completed: true, NextPhase: phases.Strategy,
-			Reason:   "Deployment blocked (RISK_GUARD_FAILED); back to strategy.",
+			Reason: "Deployment blocked (RISK_GUARD_FAILED); back to strategy.", ReasonSkill: "deployment/moves/blocked",
 			Evidence: map[string]any{"deployment_status": "blocked", "deployment_id": nil, "deployment_target": "live", "risk_guard_status": "failed", "rollout_status": nil, "blocker_code": "RISK_GUARD_FAILED", "tool_calls": []string{"check_risk_guard"}},
 		}},
 		{"deployment: blocked without a code stays", phases.Deployment, Artifacts{"deployment_status": "blocked"}, nil, Report{
@@ -219,12 +225,18 @@ func TestPostProcess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mustValid(t, tc.phase, tc.a)
 			got := handlerFor(t, tc.phase).PostProcess(PostInput{Artifacts: tc.a, ToolCalls: tc.calls})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			// The verdict only; what a turn records is TestRecords.
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(Report{}, "Artifacts", "Strategy", "Summary")); diff != "" {
 				t.Errorf("PostProcess (-want +got):\n%s", diff)
 			}
 			if got.Completed {
 				if err := phases.CheckMove(tc.phase, got.NextPhase); err != nil {
 					t.Errorf("PostProcess asks for a move the graph refuses: %v", err)
+				}
+				for _, locale := range skills.Locales {
+					if _, err := skills.New().Text(got.ReasonSkill, locale); err != nil {
+						t.Errorf("the move's reason skill has no %s text: %v", locale, err)
+					}
 				}
 			}
 		})
@@ -355,5 +367,203 @@ func TestAllowedListsAreFresh(t *testing.T) {
 		if r.Stages(p)[0] == "tampered" {
 			t.Errorf("%s: Stages shares its slice", p)
 		}
+	}
+}
+
+func TestRecords(t *testing.T) {
+	draft := map[string]any{"name": "BTC momentum", "spec": map[string]any{"lookback": 20.0}}
+	validated := store.ToolCall{Name: "validate_strategy", Status: store.ToolSuccess, Output: `{"strategy_id":"s-tool","status":"validated"}`}
+	cases := []struct {
+		name     string
+		a        Artifacts
+		calls    []store.ToolCall
+		wantID   string // "new" for a fresh id, "" for no record
+		wantName string
+	}{
+		{"nothing drafted, nothing validated", Artifacts{"strategy_status": "draft"}, nil, "", ""},
+		{"a draft gets a fresh id", Artifacts{"strategy_draft": draft}, nil, "new", "BTC momentum"},
+		{"validate_strategy names the id", Artifacts{"strategy_draft": draft}, []store.ToolCall{validated}, "s-tool", "BTC momentum"},
+		{"a failed validation names nothing", Artifacts{"strategy_id": "s-1"}, []store.ToolCall{{Name: "validate_strategy", Status: store.ToolFailure, Output: `{"strategy_id":"s-bad"}`}}, "s-1", ""},
+	}
+	h := handlerFor(t, phases.Strategy)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, had := tc.a["strategy_id"]
+			r := h.PostProcess(PostInput{Artifacts: tc.a, ToolCalls: tc.calls})
+			if _, has := tc.a["strategy_id"]; has != had {
+				t.Error("PostProcess changed its input block")
+			}
+			switch {
+			case tc.wantID == "" && r.Strategy != nil:
+				t.Fatalf("recorded %+v, want nothing", r.Strategy)
+			case tc.wantID == "":
+				return
+			case r.Strategy == nil:
+				t.Fatal("nothing recorded")
+			case tc.wantID != "new" && r.Strategy.ID != tc.wantID, tc.wantID == "new" && r.Strategy.ID == "":
+				t.Fatalf("recorded id %q, want %s", r.Strategy.ID, tc.wantID)
+			}
+			if r.Strategy.Name != tc.wantName || r.Artifacts["strategy_id"] != r.Strategy.ID {
+				t.Errorf("record %+v, block id %v", r.Strategy, r.Artifacts["strategy_id"])
+			}
+		})
+	}
+}
+
+func TestConfirm(t *testing.T) {
+	r := New()
+	backtested := Artifacts{"strategy_id": "s-1", "strategy_status": "validated", "backtest_status": "completed", "advance_to_stress_test": false}
+	cases := []struct {
+		name          string
+		phase         phases.Phase
+		block         Artifacts
+		advance       bool
+		ok, completed bool
+	}{
+		{"backtested and advance asked: the phase completes", phases.Strategy, backtested, true, true, true},
+		{"backtested without advance: confirmed, stays", phases.Strategy, backtested, false, true, false},
+		{"not backtested: confirmed, stays", phases.Strategy, Artifacts{}, true, true, false},
+		{"another phase has no confirm step", phases.StressTest, Artifacts{}, true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, ok := r.Confirm(tc.phase, tc.block, "s-1", tc.advance)
+			if ok != tc.ok || rep.Completed != tc.completed {
+				t.Fatalf("Confirm = %+v, %v; want ok %v completed %v", rep, ok, tc.ok, tc.completed)
+			}
+			if ok && (rep.Artifacts["strategy_status"] != "confirmed" || rep.Artifacts["advance_to_stress_test"] != tc.advance) {
+				t.Errorf("block after confirm = %v", rep.Artifacts)
+			}
+		})
+	}
+}
+
+func TestEnterKeepsIdsAndTheDraft(t *testing.T) {
+	h := handlerFor(t, phases.Strategy)
+	got := h.Enter(Artifacts{"strategy_id": "s-1", "strategy_status": "confirmed", "strategy_draft": map[string]any{"name": "x"}, "notes": "n"})
+	want := Artifacts{"strategy_id": "s-1", "strategy_status": "draft", "backtest_status": "none", "advance_to_stress_test": false, "strategy_draft": map[string]any{"name": "x"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Enter (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeploymentReportsItsState(t *testing.T) {
+	a := Artifacts{"deployment_id": "d-1", "deployment_status": "deployed"}
+	if got := handlerFor(t, phases.Deployment).PostProcess(PostInput{Artifacts: a}).Summary; !cmp.Equal(got, map[string]any(a)) {
+		t.Errorf("Summary = %v, want the deployment block", got)
+	}
+}
+
+// TestMissingQuestion: the question the server puts on its choice_prompt names every field a
+// verdict can report missing in words of the session's locale, never as a bare identifier.
+func TestMissingQuestion(t *testing.T) {
+	lib := skills.New()
+	for _, p := range []phases.Phase{phases.Strategy, phases.StressTest, phases.Deployment} {
+		h := handlerFor(t, p)
+		for _, locale := range skills.Locales {
+			t.Run(string(p)+"/"+locale, func(t *testing.T) {
+				var fields []string
+				for _, f := range phases.Fields(p) {
+					if f.Name != "summary" && f.Name != "notes" && f.Name != "strategy_draft" {
+						fields = append(fields, f.Name)
+					}
+				}
+				q, err := h.MissingQuestion(lib, locale, fields)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(q, "\n")
+				if len(lines) != len(fields)+1 || strings.HasPrefix(lines[0], "- ") {
+					t.Fatalf("question %q, want a first line and one line per field", q)
+				}
+				for i, f := range fields {
+					if strings.Contains(lines[i+1], f) {
+						t.Errorf("%s has no label in %s: %q", f, locale, lines[i+1])
+					}
+				}
+			})
+		}
+	}
+	q, _ := handlerFor(t, phases.Deployment).MissingQuestion(lib, "zh", []string{"deployment_target", "unknown_field"})
+	if want := "部署还不能继续，还需要：\n- 在哪里运行（模拟交易或实盘账户）\n- unknown_field"; q != want {
+		t.Errorf("MissingQuestion = %q, want %q", q, want)
+	}
+}
+
+// TestToolResultsFillTheBlockAndCards: a stress run's and the deployer's results fill the
+// fields the model's patch left out (never one it set), and become the cards the phase
+// shows; a new draft without a card gets a strategy card. Every card keeps the GenUI schema.
+func TestToolResultsFillTheBlockAndCards(t *testing.T) {
+	ok := func(name, output string) store.ToolCall {
+		return store.ToolCall{Name: name, Status: store.ToolSuccess, Output: output}
+	}
+	stress := ok("run_stress_scenarios", `{"stress_report_id":"rep-1","scenario_set_id":"scn-1","results":[`+
+		`{"scenario":"covid_crash_2020","pnl":-0.14,"max_drawdown":0.19},{"scenario":"flash_crash_1h","pnl":-0.06,"max_drawdown":0.08}],"worst_drawdown":0.19}`)
+	guard := ok("check_risk_guard", `{"status":"armed","target":"paper","limits":{"max_position":0.1,"max_daily_loss":0.03}}`)
+	deploy := ok("deploy_strategy", `{"deployment_id":"dep-1","target":"paper","status":"deployed"}`)
+	tripped := ok("check_risk_guard", `{"status":"tripped","deployment_id":"dep-1","breaches":[{"limit":"max_daily_loss"}]}`)
+	draft := map[string]any{"name": "BTC momentum", "spec": map[string]any{"symbol": "BTC-USD"}}
+	cases := []struct {
+		name   string
+		phase  phases.Phase
+		block  Artifacts
+		patch  map[string]any
+		calls  []store.ToolCall
+		want   Artifacts // fields the block must hold after the turn
+		card   string    // the card type the phase adds, "" for none
+		fields map[string]any
+	}{
+		{"a stress run fills the report id", phases.StressTest, Artifacts{"scenario_set_id": "scn-1", "stress_test_decision": "pending"}, nil,
+			[]store.ToolCall{stress}, Artifacts{"stress_report_id": "rep-1"}, "stress_report",
+			map[string]any{"stress_report_id": "rep-1", "worst_scenario": "covid_crash_2020", "worst_drawdown": 0.19}},
+		{"the model's own id is kept", phases.StressTest, Artifacts{"scenario_set_id": "scn-1", "stress_report_id": "rep-model"},
+			map[string]any{"stress_report_id": "rep-model"}, []store.ToolCall{stress}, Artifacts{"stress_report_id": "rep-model"}, "stress_report", nil},
+		{"a failed run fills nothing", phases.StressTest, Artifacts{"scenario_set_id": "scn-1"}, nil,
+			[]store.ToolCall{{Name: "run_stress_scenarios", Status: store.ToolFailure, Error: "down"}}, Artifacts{"stress_report_id": nil}, "", nil},
+		{"an armed guard fills target and guard", phases.Deployment, Artifacts{"deployment_status": "ready", "risk_guard_status": "pending"}, nil,
+			[]store.ToolCall{guard}, Artifacts{"deployment_target": "paper", "risk_guard_status": "armed"}, "deployment_summary",
+			map[string]any{"target": "paper", "risk_guard_status": "armed"}},
+		{"a deployment fills its id and status", phases.Deployment, Artifacts{"deployment_target": "paper", "risk_guard_status": "armed", "deployment_status": "ready"}, nil,
+			[]store.ToolCall{deploy}, Artifacts{"deployment_id": "dep-1", "deployment_status": "deployed"}, "deployment_summary",
+			map[string]any{"deployment_id": "dep-1", "deployment_status": "deployed"}},
+		{"a tripped guard is not a failed one", phases.Deployment, Artifacts{"deployment_target": "paper", "risk_guard_status": "armed", "deployment_id": "dep-1", "deployment_status": "deployed"}, nil,
+			[]store.ToolCall{tripped}, Artifacts{"risk_guard_status": "armed"}, "deployment_summary", map[string]any{"breaches": 1.0}},
+		{"a new draft gets its card", phases.Strategy, Artifacts{"strategy_status": "draft", "strategy_draft": draft}, map[string]any{"strategy_draft": draft},
+			nil, Artifacts{}, "strategy_card", map[string]any{"name": "BTC momentum", "status": "draft"}},
+		{"an old draft gets none", phases.Strategy, Artifacts{"strategy_status": "draft", "strategy_draft": draft}, map[string]any{"summary": "x"},
+			nil, Artifacts{}, "", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := handlerFor(t, tc.phase).PostProcess(PostInput{Artifacts: tc.block, ToolCalls: tc.calls, Patch: tc.patch})
+			for k, v := range tc.want {
+				if r.Artifacts[k] != v {
+					t.Errorf("block[%s] = %v, want %v (block %v)", k, r.Artifacts[k], v, r.Artifacts)
+				}
+			}
+			mustValid(t, tc.phase, r.Artifacts)
+			if tc.card == "" {
+				if len(r.GenUI) != 0 {
+					t.Fatalf("cards %s, want none", r.GenUI)
+				}
+				return
+			}
+			if len(r.GenUI) != 1 {
+				t.Fatalf("cards %s, want one %s", r.GenUI, tc.card)
+			}
+			if err := genui.Validate(r.GenUI[0]); err != nil {
+				t.Fatalf("card %s breaks the schema: %v", r.GenUI[0], err)
+			}
+			var card map[string]any
+			_ = json.Unmarshal(r.GenUI[0], &card)
+			if card["type"] != tc.card || card["source"] != "auto" {
+				t.Fatalf("card %v, want an auto %s", card, tc.card)
+			}
+			for k, v := range tc.fields {
+				if card[k] != v {
+					t.Errorf("card[%s] = %v, want %v", k, card[k], v)
+				}
+			}
+		})
 	}
 }

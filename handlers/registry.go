@@ -50,3 +50,31 @@ func (r *Registry) Stages(p phases.Phase) []string {
 	}
 	return slices.Clone(h.stages())
 }
+
+// confirmer is a handler that owns the strategy confirm route's step.
+type confirmer interface {
+	Confirm(block Artifacts, strategyID string, advance bool) Report
+}
+
+// ConfirmPhase names the phase that owns the strategy confirm route's step (strategy):
+// whatever phase the session is in, the confirm route updates this phase's block, so the
+// session's artifacts say what the strategy row says. ok is false when no phase has one.
+func (r *Registry) ConfirmPhase() (phases.Phase, bool) {
+	for _, p := range phases.All() {
+		if _, ok := r.byPhase[p].(confirmer); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Confirm applies the strategy confirm route to the block of phase p (the one
+// [Registry.ConfirmPhase] names): the handler returns the new block and its verdict. ok is
+// false when p has no confirm step.
+func (r *Registry) Confirm(p phases.Phase, block Artifacts, strategyID string, advance bool) (Report, bool) {
+	c, ok := r.byPhase[p].(confirmer)
+	if !ok {
+		return Report{}, false
+	}
+	return c.Confirm(block, strategyID, advance), true
+}

@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/phaseflow/phaseflow/phases"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // The stages of the strategy phase: the model drafts and validates a strategy, backtests it,
@@ -15,6 +19,9 @@ const (
 	StageConfirm  = "confirm"
 )
 
+// toolValidateStrategy is the tool whose result names the strategy's id.
+const toolValidateStrategy = "validate_strategy"
+
 // strategyHandler runs the strategy phase. It completes when the strategy is confirmed, its
 // backtest completed and the user asked to move on (in chat or through the confirm route).
 type strategyHandler struct{}
@@ -24,16 +31,19 @@ func (strategyHandler) Phase() phases.Phase { return phases.Strategy }
 
 // InitialArtifacts implements [Handler]: a draft with no backtest and no request to move.
 func (strategyHandler) InitialArtifacts() Artifacts {
-	return Artifacts{"strategy_status": "draft", "backtest_status": "none", "advance_to_stress_test": false}
+	return Artifacts{
+		phases.KeyStrategyStatus: phases.StrategyDraft, phases.KeyBacktestStatus: phases.BacktestNone,
+		phases.KeyAdvanceToStressTest: false,
+	}
 }
 
 // Stage implements [Handler]. Without a strategy_id there is nothing to backtest yet, so the
 // phase drafts; with one it backtests until the backtest completed, then confirms.
 func (strategyHandler) Stage(a Artifacts) string {
 	switch {
-	case str(a, "strategy_id") == "":
+	case str(a, phases.KeyStrategyID) == "":
 		return StageDraft
-	case str(a, "backtest_status") != "completed":
+	case str(a, phases.KeyBacktestStatus) != phases.BacktestCompleted:
 		return StageBacktest
 	default:
 		return StageConfirm
@@ -47,9 +57,9 @@ func (strategyHandler) stages() []string { return []string{StageDraft, StageBack
 func (strategyHandler) tools(stage string) []string {
 	switch stage {
 	case StageDraft:
-		return []string{"validate_strategy"}
+		return []string{toolValidateStrategy}
 	case StageBacktest:
-		return []string{"run_backtest", "validate_strategy"}
+		return []string{"run_backtest", toolValidateStrategy}
 	}
 	return nil
 }
@@ -59,38 +69,125 @@ func (h strategyHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 	return buildPrompt(h, s, in)
 }
 
+// MissingQuestion implements [Handler].
+func (h strategyHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+	return missingQuestion(h.Phase(), s, locale, missing)
+}
+
 // AllowedGenUI implements [Handler].
 func (strategyHandler) AllowedGenUI() []string {
 	return []string{"strategy_ref", "strategy_card", "backtest_charts", "choice_prompt", "metric_table"}
 }
 
+// Enter implements [Handler]: a strategy sent back for revision keeps its id and draft but
+// must be backtested and confirmed again.
+func (h strategyHandler) Enter(previous Artifacts) Artifacts { return enter(h, previous) }
+
 // PostProcess implements [Handler]: all three conditions must hold, so a confirmed strategy
-// whose backtest failed, or one the user has not asked to advance, stays here.
-func (strategyHandler) PostProcess(in PostInput) Report {
-	a := in.Artifacts
+// whose backtest failed, or one the user has not asked to advance, stays here. It also
+// records the strategy the turn drafted (a strategy_draft in the block) or validated (a
+// validate_strategy call that returned a strategy_id), and builds the strategy_card of a
+// draft the patch set.
+func (h strategyHandler) PostProcess(in PostInput) Report {
+	a := clone(in.Artifacts)
+	rec := strategyRecord(a, in.ToolCalls)
+	if rec != nil {
+		a[phases.KeyStrategyID] = rec.ID
+	}
+	r := h.verdict(a, in.ToolCalls)
+	r.Artifacts, r.Strategy = a, rec
+	if card := strategyCard(a, in.Patch); card != nil {
+		r.GenUI = append(r.GenUI, card)
+	}
+	return r
+}
+
+// verdict judges a block: completed, or what it still misses.
+func (strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
 	var missing []string
-	if str(a, "strategy_id") == "" {
-		missing = append(missing, "strategy_id")
+	if str(a, phases.KeyStrategyID) == "" {
+		missing = append(missing, phases.KeyStrategyID)
 	}
-	if str(a, "backtest_status") != "completed" {
-		missing = append(missing, "backtest_status")
+	if str(a, phases.KeyBacktestStatus) != phases.BacktestCompleted {
+		missing = append(missing, phases.KeyBacktestStatus)
 	}
-	if str(a, "strategy_status") != "confirmed" {
-		missing = append(missing, "strategy_status")
+	if str(a, phases.KeyStrategyStatus) != phases.StrategyConfirmed {
+		missing = append(missing, phases.KeyStrategyStatus)
 	}
-	if !boolean(a, "advance_to_stress_test") {
-		missing = append(missing, "advance_to_stress_test")
+	if !boolean(a, phases.KeyAdvanceToStressTest) {
+		missing = append(missing, phases.KeyAdvanceToStressTest)
 	}
-	ev := evidence(a, in.ToolCalls, "strategy_id", "strategy_status", "backtest_status", "advance_to_stress_test")
+	ev := evidence(a, calls, phases.KeyStrategyID, phases.KeyStrategyStatus, phases.KeyBacktestStatus, phases.KeyAdvanceToStressTest)
 	if len(missing) > 0 {
 		return Report{MissingFields: missing, Reason: stillNeeds("Strategy", missing), Evidence: ev}
 	}
 	return Report{
-		Completed: true,
-		NextPhase: phases.StressTest,
-		Reason:    "Strategy confirmed with a completed backtest, and the move to stress test was requested.",
-		Evidence:  ev,
+		Completed:   true,
+		NextPhase:   phases.StressTest,
+		Reason:      "Strategy confirmed with a completed backtest, and the move to stress test was requested.",
+		ReasonSkill: skillName(phases.Strategy, "moves", "done"),
+		Evidence:    ev,
 	}
+}
+
+// strategyRecord is the strategy a turn touched: the id validate_strategy returned (else the
+// block's), with the draft's name and spec and the block's statuses; nil when the turn has
+// neither an id nor a draft.
+func strategyRecord(a Artifacts, calls []store.ToolCall) *StrategyRecord {
+	id := StrategyFromTools(calls)
+	if id == "" {
+		id = str(a, phases.KeyStrategyID)
+	}
+	draft, hasDraft := a[phases.KeyStrategyDraft].(map[string]any)
+	if id == "" && !hasDraft {
+		return nil
+	}
+	if id == "" {
+		id = uuid.NewString()
+	}
+	rec := &StrategyRecord{ID: id, Status: str(a, phases.KeyStrategyStatus), BacktestStatus: str(a, phases.KeyBacktestStatus)}
+	if hasDraft {
+		rec.Name, _ = draft[phases.KeyStrategyDraftName].(string)
+		rec.Spec = draft[phases.KeyStrategyDraftSpec]
+	}
+	return rec
+}
+
+// StrategyFromTools returns the strategy id the last successful validate_strategy call of a
+// turn returned, "" when none did.
+func StrategyFromTools(calls []store.ToolCall) string {
+	for i := len(calls) - 1; i >= 0; i-- {
+		c := calls[i]
+		if c.Name != toolValidateStrategy || c.Status != store.ToolSuccess {
+			continue
+		}
+		var out struct {
+			StrategyID string `json:"strategy_id"`
+		}
+		if json.Unmarshal([]byte(c.Output), &out) == nil && out.StrategyID != "" {
+			return out.StrategyID
+		}
+	}
+	return ""
+}
+
+// Confirm implements the confirm route's rule (POST /api/v1/strategies/{id}/confirm) on
+// the strategy phase's block: the strategy becomes the block's, confirmed, with the move to
+// stress test requested or not. The report says whether the phase is now complete.
+func (h strategyHandler) Confirm(block Artifacts, strategyID string, advance bool) Report {
+	a := clone(block)
+	for k, v := range h.InitialArtifacts() {
+		if _, ok := a[k]; !ok {
+			a[k] = v
+		}
+	}
+	a[phases.KeyStrategyID], a[phases.KeyStrategyStatus], a[phases.KeyAdvanceToStressTest] = strategyID, phases.StrategyConfirmed, advance
+	r := h.verdict(a, nil)
+	r.Artifacts = a
+	if r.Completed {
+		r.Reason += " (confirmed through the confirm route)"
+	}
+	return r
 }
 
 // stillNeeds is the audit reason of a turn that did not complete its phase.

@@ -19,15 +19,15 @@ func (stressTestHandler) Phase() phases.Phase { return phases.StressTest }
 
 // InitialArtifacts implements [Handler]: no decision yet.
 func (stressTestHandler) InitialArtifacts() Artifacts {
-	return Artifacts{"stress_test_decision": "pending"}
+	return Artifacts{phases.KeyStressTestDecision: phases.DecisionPending}
 }
 
 // Stage implements [Handler]: each stage waits for the id the one before produces.
 func (stressTestHandler) Stage(a Artifacts) string {
 	switch {
-	case str(a, "scenario_set_id") == "":
+	case str(a, phases.KeyScenarioSetID) == "":
 		return StageBootstrap
-	case str(a, "stress_report_id") == "":
+	case str(a, phases.KeyStressReportID) == "":
 		return StageScenario
 	default:
 		return StageFeedback
@@ -44,9 +44,17 @@ func (stressTestHandler) tools(string) []string {
 	return []string{"run_stress_scenarios", "get_stress_report"}
 }
 
+// Enter implements [Handler]: a second stress test decides afresh, keeping the ids found.
+func (h stressTestHandler) Enter(previous Artifacts) Artifacts { return enter(h, previous) }
+
 // Prompt implements [Handler].
 func (h stressTestHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 	return buildPrompt(h, s, in)
+}
+
+// MissingQuestion implements [Handler].
+func (h stressTestHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+	return missingQuestion(h.Phase(), s, locale, missing)
 }
 
 // AllowedGenUI implements [Handler].
@@ -54,25 +62,38 @@ func (stressTestHandler) AllowedGenUI() []string {
 	return []string{"stress_report", "scenario_table", "choice_prompt", "metric_table"}
 }
 
-// PostProcess implements [Handler]: the decision alone decides; the ids are evidence.
-func (stressTestHandler) PostProcess(in PostInput) Report {
-	a := in.Artifacts
-	ev := evidence(a, in.ToolCalls, "stress_test_decision", "scenario_set_id", "stress_report_id")
-	switch str(a, "stress_test_decision") {
-	case "pass":
+// PostProcess implements [Handler]: the decision alone decides; the ids are evidence. A
+// stress run's result fills the ids the model's patch left out and becomes a stress_report
+// card.
+func (h stressTestHandler) PostProcess(in PostInput) Report {
+	fills, card := stressFills(in.ToolCalls)
+	a := fill(h.Phase(), in.Artifacts, in.Patch, fills)
+	r := h.verdict(in, a)
+	r.Artifacts = a
+	if card != nil {
+		r.GenUI = append(r.GenUI, card)
+	}
+	return r
+}
+
+// verdict judges the block after the turn.
+func (stressTestHandler) verdict(in PostInput, a Artifacts) Report {
+	ev := evidence(a, in.ToolCalls, phases.KeyStressTestDecision, phases.KeyScenarioSetID, phases.KeyStressReportID)
+	switch str(a, phases.KeyStressTestDecision) {
+	case phases.DecisionPass:
 		return Report{Completed: true, NextPhase: phases.Deployment, Evidence: ev,
-			Reason: "Stress test passed; moving to deployment."}
-	case "revise":
+			Reason: "Stress test passed; moving to deployment.", ReasonSkill: skillName(phases.StressTest, "moves", "pass")}
+	case phases.DecisionRevise:
 		return Report{Completed: true, NextPhase: phases.Strategy, Evidence: ev,
-			Reason: "Stress test asked for a revision; back to strategy."}
+			Reason: "Stress test asked for a revision; back to strategy.", ReasonSkill: skillName(phases.StressTest, "moves", "revise")}
 	}
 	var missing []string
-	if str(a, "scenario_set_id") == "" {
-		missing = append(missing, "scenario_set_id")
+	if str(a, phases.KeyScenarioSetID) == "" {
+		missing = append(missing, phases.KeyScenarioSetID)
 	}
-	if str(a, "stress_report_id") == "" {
-		missing = append(missing, "stress_report_id")
+	if str(a, phases.KeyStressReportID) == "" {
+		missing = append(missing, phases.KeyStressReportID)
 	}
-	missing = append(missing, "stress_test_decision")
+	missing = append(missing, phases.KeyStressTestDecision)
 	return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev}
 }

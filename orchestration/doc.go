@@ -1,13 +1,22 @@
-// Package orchestration is the ChatOrchestrator: it runs one chat turn through its steps
-// (orchestrator.md §2), each in its own subpackage:
+// Package orchestration is the ChatOrchestrator (orchestrator.md §2). It owns the goroutine
+// of every running turn and runs the turn's outline, each step a function of its own
+// package that takes values and returns values:
 //
-//   - session: resolve or create the session and persist the turn's messages (step 1);
-//   - prompt: build the upstream request from skills, history and carryover (step 2);
-//   - stream: call the upstream and forward filtered deltas (step 3);
-//   - postprocess: extract, validate and report on the reply (step 4);
-//   - carryover: the memory a session takes from one phase into the next.
+//  1. begin — session: resolve or create the session, de-duplicate (per user), refuse a
+//     second running generation, persist the turn with the assistant message claimed by
+//     this replica's lease and its log started ([Orchestrator.HandleMessage]);
+//  2. plan — prompt: the phase's handler and stage, the strategy in play, history, the
+//     handler's pieces or nudge, MCP tools with x-mcp-context, the carryover block;
+//  3. attempts — stream: the upstream stream through the ThinkingML filter to the client,
+//     tool calls, the idle limit, and the correction retry by the reply policy;
+//  4. settle — postprocess: GenUI and patch extraction, the handler's verdict, metadata;
+//  5. carry over — carryover: the block for the next phase when the verdict moves it;
 //
-// This package wires them together, owns the goroutine of every running turn, applies the
-// reply policy (one correction retry), and writes the tail: the persisted assistant message
-// and the terminal event. The event log (eventlog) is the only path from a turn to clients.
+// then one settle transaction and the terminal event (complete), or the error event with
+// the partial text and, after a broken stream, the fallback reply (fail). Whatever the
+// outcome, the terminal event's commit also writes what the turn recorded: every MCP call
+// of every attempt and the redacted trace of every upstream request (store.TurnRecords).
+// The phases themselves are known only to package handlers and phases; this package names
+// none. Every event goes through the event log (eventlog), and
+// every running generation's lease through package lease.
 package orchestration

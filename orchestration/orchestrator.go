@@ -8,9 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
+	"github.com/phaseflow/phaseflow/orchestration/lease"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
@@ -24,92 +25,80 @@ var (
 	ErrOverCapacity = errors.New("orchestration: too many turns running")
 	// ErrShuttingDown means the server no longer starts turns (503).
 	ErrShuttingDown = errors.New("orchestration: shutting down")
-	// ErrCancelled is the cause of a turn stopped by the cancel route.
-	ErrCancelled = errors.New("cancelled by the user")
+	// ErrCancelled is the cause of a turn stopped by the cancel route (on any replica).
+	ErrCancelled = lease.ErrCancelled
 	// ErrInterrupted is the cause of a turn ended by server shutdown or a lost replica.
 	ErrInterrupted = errors.New("interrupted: the server stopped before the reply was finished")
 )
 
-// Store is what the orchestrator needs of persistence.
-type Store interface {
-	session.Store
-	LatestMessages(ctx context.Context, sessionID string, n int) ([]store.Message, error)
-	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
-	FinishMessage(ctx context.Context, m *store.Message) error
-	SetMessageStatus(ctx context.Context, id, status string) error
-	ListUnfinishedMessages(ctx context.Context) ([]store.Message, error)
-	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
-	InsertMCPCalls(ctx context.Context, calls []store.MCPCall) error
-	MovePhase(ctx context.Context, s *store.Session, t *store.Transition) error
-	UpsertStrategy(ctx context.Context, s *store.Strategy) error
-	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
-	LatestStrategy(ctx context.Context, sessionID, userID string) (*store.Strategy, error)
-	ActivePrompt(ctx context.Context, name, locale string) (*store.Prompt, error)
-}
-
-// Handlers finds the handler of a phase.
+// Handlers finds the handler of a phase and applies the confirm route's rule.
 type Handlers interface {
-	For(p phases.Phase) (handlers.Handler, bool)
+	prompt.Handlers
+	ConfirmPhase() (phases.Phase, bool)
+	Confirm(p phases.Phase, block handlers.Artifacts, strategyID string, advance bool) (handlers.Report, bool)
 }
-
-// ContextSigner signs the x-mcp-context token each configured MCP server receives.
-type ContextSigner interface {
-	SignMCPContext(mc auth.MCPContext, audience string, ttl time.Duration) (string, error)
-}
-
-// MCPServer is an MCP server the model may call through the upstream.
-type MCPServer struct{ Label, URL string }
 
 // Deps are the parts an orchestrator is built on.
 type Deps struct {
 	Store    Store
 	Log      *eventlog.Log
 	Upstream stream.Streamer
-	Skills   prompt.Skills // the embedded texts; stored prompt versions override them
+	Skills   handlers.Skills // the embedded texts; stored prompt versions override them
 	Handlers Handlers
-	Signer   ContextSigner
+	Signer   prompt.Signer
 	Logger   *slog.Logger
+	// UserTurns bounds each user's generations; nil means no per-user bound.
+	UserTurns UserTurns
+	// GenUI checks each turn's cards against the schema; nil compiles it every turn.
+	GenUI *genui.Validator
+	// Metrics receives the turn metrics; nil reports nothing.
+	Metrics Metrics
 }
-
-// Reply policies: what to do with a reply that fails validation or the language check.
-const (
-	PolicyRetry  = "retry"  // ask once more with a correction note; fail the turn if it fails again
-	PolicyReport = "report" // keep the reply, record the findings, apply nothing from it
-	PolicyOff    = "off"    // do not check replies at all
-)
 
 // Config holds the orchestrator's settings.
 type Config struct {
-	Provider            string // provider name shown to clients ("openai", "scripted")
+	// LeaseTTL is how long a generation's claim holds without renewal (default 15s).
+	LeaseTTL time.Duration
+	// OutageGrace is how long turns wait out an unreachable database (default 30s).
+	OutageGrace time.Duration
+	// RecoverAll makes start-up recovery end every unfinished generation (SQLite, which
+	// serves one process).
+	RecoverAll bool
+
+	Provider            string // provider shown until an endpoint answers ("openai", "scripted")
 	Model               string
 	EndpointID          int
 	TurnTimeout         time.Duration // hard limit of one turn, all attempts included
 	IdleTimeout         time.Duration // longest silence from the upstream
 	MaxConcurrentTurns  int
-	ReplyPolicy         string
+	ReplyPolicy         stream.Policy
 	SerpQueriesOptional bool
 	HistoryMessages     int // earlier messages resent to the upstream (default 20)
 	MaxOutputTokens     int
 	// ChainResponses sends previous_response_id instead of the history (reset on a phase
 	// change); only for upstreams that store responses.
 	ChainResponses bool
-	MCPServers     []MCPServer
+	MCPServers     []prompt.MCPServer
 	PhaseTurnLimit int // turns in a phase before the handler's nudge (default 12)
 }
 
-// Orchestrator runs chat turns. Each turn runs in a goroutine the orchestrator owns and
-// waits for in [Orchestrator.Shutdown]; no turn depends on a client connection.
+// Orchestrator is the ChatOrchestrator: it runs chat turns through their steps. Each turn
+// runs in a goroutine the orchestrator owns and waits for in [Orchestrator.Shutdown]; no
+// turn depends on a client connection.
 type Orchestrator struct {
-	cfg      Config
-	store    Store
-	log      *eventlog.Log
-	core     *session.Core
-	prompts  *prompt.Builder
-	streams  *stream.Handler
-	skills   prompt.Skills
-	handlers Handlers
-	signer   ContextSigner
-	logger   *slog.Logger
+	cfg       Config
+	store     Store
+	log       *eventlog.Log
+	core      *session.Core
+	planner   *prompt.Planner
+	streams   *stream.Handler
+	texts     *prompt.Texts
+	handlers  Handlers
+	logger    *slog.Logger
+	genui     *genui.Validator
+	metrics   Metrics
+	keeper    *lease.Keeper
+	userTurns UserTurns // per-user limit: a turn holds one of its user's slots too
 
 	slots   chan struct{} // concurrency limit: a turn holds one slot
 	base    context.Context
@@ -117,59 +106,108 @@ type Orchestrator struct {
 
 	mu      sync.Mutex
 	closing bool
-	running map[string]context.CancelCauseFunc // message id → cancel
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // running turns
+
+	stopKeeper context.CancelFunc
+	keeperDone chan struct{}
 }
 
 // New returns an orchestrator over d.
 func New(cfg Config, d Deps) *Orchestrator {
-	if cfg.MaxConcurrentTurns <= 0 {
-		cfg.MaxConcurrentTurns = 64
+	cfg = cfg.withDefaults()
+	if d.UserTurns == nil {
+		d.UserTurns = noUserTurns{}
 	}
-	if cfg.HistoryMessages <= 0 {
-		cfg.HistoryMessages = 20
-	}
-	if cfg.ReplyPolicy == "" {
-		cfg.ReplyPolicy = PolicyRetry
-	}
-	if cfg.PhaseTurnLimit <= 0 {
-		cfg.PhaseTurnLimit = 12
+	if d.Metrics == nil {
+		d.Metrics = noMetrics{}
 	}
 	base, stopAll := context.WithCancelCause(context.Background())
-	return &Orchestrator{
-		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger,
-		skills: d.Skills, handlers: d.Handlers, signer: d.Signer,
-		core:    session.New(d.Store),
-		prompts: prompt.New(cfg.Model, cfg.MaxOutputTokens),
+	texts := prompt.NewTexts(d.Store, d.Skills)
+	o := &Orchestrator{
+		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger, texts: texts, handlers: d.Handlers,
+		userTurns: d.UserTurns, genui: d.GenUI, metrics: d.Metrics,
+		core: session.New(d.Store, initialBlocks(d.Handlers)),
+		planner: prompt.NewPlanner(prompt.Config{
+			Model: cfg.Model, MaxOutputTokens: cfg.MaxOutputTokens, HistoryMessages: cfg.HistoryMessages,
+			TurnLimit: cfg.PhaseTurnLimit, ChainResponses: cfg.ChainResponses, MCPServers: cfg.MCPServers,
+		}, d.Handlers, d.Store, d.Signer, texts),
 		streams: stream.New(d.Upstream, cfg.IdleTimeout),
 		slots:   make(chan struct{}, cfg.MaxConcurrentTurns),
 		base:    base, stopAll: stopAll,
-		running: make(map[string]context.CancelCauseFunc),
+	}
+	o.keeper = lease.New(lease.Config{
+		Owner: d.Log.Owner(), TTL: cfg.LeaseTTL, OutageGrace: cfg.OutageGrace, RecoverAll: cfg.RecoverAll,
+	}, d.Store, d.Log, o.endOrphan, d.Logger)
+	return o
+}
+
+// initialBlocks gives every phase's block with its handler's initial values, for a new
+// session (and to fill the gaps of an older one's).
+func initialBlocks(h prompt.Handlers) func() session.Artifacts {
+	return func() session.Artifacts {
+		return prompt.FillBlocks(h, session.Artifacts{})
 	}
 }
 
-// Sessions gives the API the session core, for creating sessions outside a turn.
-func (o *Orchestrator) Sessions() *session.Core { return o.core }
-
-// Cancel stops the generation of messageID if it runs here; the turn keeps its partial text
-// and ends with an error event of code cancelled. Cancelling a finished message is a no-op.
-func (o *Orchestrator) Cancel(ctx context.Context, messageID, userID string) error {
-	if _, err := o.store.GetMessage(ctx, messageID, userID); err != nil {
-		return fmt.Errorf("orchestration: cancel: %w", err)
+func (c Config) withDefaults() Config {
+	if c.MaxConcurrentTurns <= 0 {
+		c.MaxConcurrentTurns = 64
 	}
-	o.mu.Lock()
-	cancel, ok := o.running[messageID]
-	o.mu.Unlock()
-	if ok {
-		cancel(ErrCancelled)
+	if c.ReplyPolicy == "" {
+		c.ReplyPolicy = stream.PolicyRetry
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 15 * time.Second
+	}
+	if c.OutageGrace <= 0 {
+		c.OutageGrace = 30 * time.Second
+	}
+	return c
+}
+
+// Start recovers the generations that replicas gone before left unfinished, then starts
+// the lease keeper (renewals, sweeps, the outage grace); [Orchestrator.Shutdown] stops it.
+// Call it once, before serving.
+func (o *Orchestrator) Start(ctx context.Context) (int, error) {
+	n, err := o.keeper.Recover(ctx)
+	if err != nil {
+		return n, fmt.Errorf("orchestration: start-up recovery: %w", err)
+	}
+	kctx, stop := context.WithCancel(context.Background())
+	o.stopKeeper, o.keeperDone = stop, make(chan struct{})
+	go func() {
+		defer close(o.keeperDone)
+		o.keeper.Run(kctx)
+	}()
+	return n, nil
+}
+
+// Notified passes on a notification from the database (a cancel for a turn that may run
+// here, or a resync after notifications were lost).
+func (o *Orchestrator) Notified(n store.Notification) { o.keeper.Notified(n) }
+
+// CreateSession makes a session for userID outside a turn (POST /sessions).
+func (o *Orchestrator) CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error) {
+	return o.core.CreateSession(ctx, userID, title, locale)
+}
+
+// Cancel stops the generation of messageID wherever it runs: the replica that owns it hears
+// of it at once (or at its next lease renewal); the turn keeps its partial text and ends
+// with an error event of code cancelled. Errors: store.ErrNotFound, and
+// store.ErrMessageFinished when the generation has already ended.
+func (o *Orchestrator) Cancel(ctx context.Context, messageID, userID string) error {
+	if err := o.keeper.Cancel(ctx, messageID, userID); err != nil {
+		return fmt.Errorf("orchestration: %w", err)
 	}
 	return nil
 }
 
 // Shutdown stops starting turns and waits for the running ones; when ctx ends first (the
 // grace period), it interrupts them, each ending with an error event of code interrupted,
-// and waits for them to write their tails.
+// and waits for them to write their tails. The lease keeper runs until then, so turns
+// finishing during the grace keep their leases.
 func (o *Orchestrator) Shutdown(ctx context.Context) {
+	defer o.stopLeases()
 	o.mu.Lock()
 	o.closing = true
 	o.mu.Unlock()
@@ -185,8 +223,18 @@ func (o *Orchestrator) Shutdown(ctx context.Context) {
 	o.stopAll(ErrInterrupted)
 }
 
-// acquire reserves a turn slot and registers the turn's goroutine with the wait group.
-func (o *Orchestrator) acquire() error {
+// stopLeases stops the keeper goroutine and waits for it.
+func (o *Orchestrator) stopLeases() {
+	if o.stopKeeper != nil {
+		o.stopKeeper()
+		<-o.keeperDone
+	}
+}
+
+// acquire reserves a turn slot and one of userID's, and registers the turn's goroutine with
+// the wait group. The global slot is checked first, so a full server answers 503 whoever
+// asks.
+func (o *Orchestrator) acquire(userID string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closing {
@@ -194,30 +242,25 @@ func (o *Orchestrator) acquire() error {
 	}
 	select {
 	case o.slots <- struct{}{}:
-		o.wg.Add(1)
-		return nil
 	default:
 		return ErrOverCapacity
 	}
+	if err := o.userTurns.Acquire(userID); err != nil {
+		<-o.slots
+		return err
+	}
+	o.wg.Add(1)
+	return nil
 }
 
-// release gives back a slot and the wait-group count of a turn that never started.
-func (o *Orchestrator) release() {
-	o.freeSlot()
+// release gives back the slots and the wait-group count of a turn that never started.
+func (o *Orchestrator) release(userID string) {
+	o.freeSlot(userID)
 	o.wg.Done()
 }
 
-// freeSlot gives back one turn slot.
-func (o *Orchestrator) freeSlot() { <-o.slots }
-
-func (o *Orchestrator) register(messageID string, cancel context.CancelCauseFunc) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.running[messageID] = cancel
-}
-
-func (o *Orchestrator) unregister(messageID string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.running, messageID)
+// freeSlot gives back one turn slot and one of userID's.
+func (o *Orchestrator) freeSlot(userID string) {
+	o.userTurns.Release(userID)
+	<-o.slots
 }

@@ -5,70 +5,75 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// Recover ends the generations a previous run of this server left unfinished (it stopped
-// without its shutdown completing): each gets an error event of code interrupted after the
-// events it already has, and its partial text stays in the log. Call it at start-up, before
-// serving. It assumes one server process owns the database's running turns; with several
-// replicas, only the replica that restarts may recover, which is why it runs at start-up only.
-func (o *Orchestrator) Recover(ctx context.Context) (int, error) {
-	msgs, err := o.store.ListUnfinishedMessages(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("orchestration: recover: %w", err)
-	}
-	for i := range msgs {
-		if err := o.interruptOrphan(ctx, &msgs[i]); err != nil {
-			return i, err
-		}
-	}
-	return len(msgs), nil
-}
+// orphanEndTimeout bounds ending one orphaned generation, so one bad message cannot hold up
+// a sweep forever.
+const orphanEndTimeout = 30 * time.Second
 
-func (o *Orchestrator) interruptOrphan(ctx context.Context, m *store.Message) error {
-	last, text, err := o.replayTail(ctx, m.ID)
+// endOrphan ends a generation this replica has just claimed from a replica that is gone
+// (package lease): an error event of code interrupted after the events it already has, and
+// its partial text (what clients assembled from the committed deltas) kept on the message,
+// with the fallback reply beside it when there is partial text.
+func (o *Orchestrator) endOrphan(ctx context.Context, m *store.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, orphanEndTimeout)
+	defer cancel()
+	text, err := o.replayText(ctx, m.ID)
 	if err != nil {
 		return err
 	}
-	w, err := o.log.Open(m.ID, last)
+	w, err := o.log.Open(m.ID, eventlog.Opening{LastSeq: m.LastEventID})
 	if err != nil {
-		return fmt.Errorf("orchestration: recover %s: %w", m.ID, err)
+		return fmt.Errorf("orchestration: end orphan %s: %w", m.ID, err)
 	}
-	now := time.Now().UTC()
-	m.Status, m.Content, m.CompletedAt, m.LastEventID = store.StatusInterrupted, text, &now, last+1
-	m.Error = mustJSON(map[string]any{"code": events.CodeInterrupted, "message": ErrInterrupted.Error()})
-	if err := o.store.FinishMessage(ctx, m); err != nil {
-		return fmt.Errorf("orchestration: recover %s: %w", m.ID, err)
-	}
-	route := o.route()
 	msg := ErrInterrupted.Error()
+	m.Status, m.Content = store.StatusInterrupted, text
+	m.Error = jsonOrNull(map[string]any{"code": events.CodeInterrupted, "message": msg})
+	route := o.route()
 	data := events.ErrorData{
 		Base: events.Base{MessageID: m.ID, RequestID: m.RequestID}, Code: events.CodeInterrupted,
 		Message: msg, Error: msg, Provider: route.Provider, ResolvedModel: route.ResolvedModel, EndpointID: route.EndpointID,
 	}
-	if _, err := w.Append(ctx, events.Error, data); err != nil {
-		return fmt.Errorf("orchestration: recover %s: %w", m.ID, err)
+	if text != "" {
+		data.Fallback = o.orphanFallback(ctx, m)
+		m.Metadata = jsonOrNull(events.FailureMetadata{FallbackReply: data.Fallback})
 	}
-	return w.Close(ctx)
+	if _, err := w.Finish(ctx, events.Error, data, m); err != nil {
+		return fmt.Errorf("orchestration: end orphan %s: %w", m.ID, err)
+	}
+	return w.Wait(ctx)
 }
 
-// replayTail reads a message's log to find its last position and the text it streamed.
-func (o *Orchestrator) replayTail(ctx context.Context, messageID string) (int64, string, error) {
+// orphanFallback is the fallback reply of an orphan in its session's locale ("" when the
+// session cannot be read: the orphan still ends).
+func (o *Orchestrator) orphanFallback(ctx context.Context, m *store.Message) string {
+	sess, err := o.store.GetSession(ctx, m.SessionID, m.UserID)
+	if err != nil {
+		o.logger.Warn("orphan's session for its fallback reply", "message_id", m.ID, "err", err)
+		return ""
+	}
+	return o.fallback(ctx, nil, sess.Locale)
+}
+
+// replayText reads a message's log and returns the reply text it streamed, as a client
+// assembled it.
+func (o *Orchestrator) replayText(ctx context.Context, messageID string) (string, error) {
 	var last int64
-	var text []byte
+	var reply events.Reply
 	for {
 		evs, err := o.store.ListEvents(ctx, messageID, last, 512)
 		if err != nil {
-			return 0, "", fmt.Errorf("orchestration: recover %s: %w", messageID, err)
+			return "", fmt.Errorf("orchestration: replay %s: %w", messageID, err)
 		}
 		for _, ev := range evs {
 			last = ev.Seq
-			text = appendDelta(text, ev)
+			reply.Add(ev)
 		}
 		if len(evs) < 512 {
-			return last, string(text), nil
+			return reply.String(), nil
 		}
 	}
 }

@@ -22,6 +22,9 @@ const (
 // Initial is the phase of a new session.
 const Initial = Strategy
 
+// All lists the phases in their normal order.
+func All() []Phase { return []Phase{Strategy, StressTest, Deployment, Completed} }
+
 // ErrForbiddenMove is returned for a move the graph does not allow (HTTP 422 on the manual
 // route; ignored with a log line when a handler asks for it).
 var ErrForbiddenMove = errors.New("phases: move not allowed")

@@ -10,6 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/internal/langtest"
+	"github.com/phaseflow/phaseflow/orchestration/postprocess"
+	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/skills"
 )
@@ -136,13 +139,21 @@ func phaseTexts(t *testing.T, lib skills.Library) []string {
 }
 
 // TestPhaseTextsUseKnownPlaceholders: the handlers fill only these three; anything else
-// would reach the model as literal braces.
+// would reach the model as literal braces. A move's reason (<phase>/moves/…) is filled from
+// the phase's block instead, so it may name the phase's fields.
 func TestPhaseTextsUseKnownPlaceholders(t *testing.T) {
 	lib, pat := skills.New(), newPatterns()
 	known := []string{"{{allowed_genui}}", "{{missing_fields}}", "{{turn_limit}}"}
 	for _, name := range phaseTexts(t, lib) {
+		allowed := known
+		if phase, _, _ := strings.Cut(name, "/"); strings.Contains(name, "/moves/") {
+			allowed = nil
+			for _, f := range phases.Fields(phases.Phase(phase)) {
+				allowed = append(allowed, "{{"+f.Name+"}}")
+			}
+		}
 		for _, ph := range pat.of(text(t, lib, name, "en")).Placeholders {
-			if !slices.Contains(known, ph) {
+			if !slices.Contains(allowed, ph) {
 				t.Errorf("%s: unknown placeholder %s", name, ph)
 			}
 		}
@@ -227,5 +238,32 @@ func TestTriggers(t *testing.T) {
 				t.Errorf("triggers (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestChineseHasNoEnglishSentence: a zh text may name tools, fields, tags and tickers, but
+// an English sentence in it is an untranslated piece the model would read in a zh session.
+func TestChineseHasNoEnglishSentence(t *testing.T) {
+	lib := skills.New()
+	for _, name := range names(t, lib, "zh") {
+		if runs := langtest.EnglishRuns(text(t, lib, name, "zh")); len(runs) > 0 {
+			t.Errorf("%s (zh): English prose %q", name, runs)
+		}
+	}
+}
+
+// TestEveryProblemIsExplained: the correction note names each problem of a refused reply by
+// its code with an explanation from problems/<code>, so every code the judge can report
+// (every validation error, and reply_language) needs one in every locale.
+func TestEveryProblemIsExplained(t *testing.T) {
+	lib := skills.New()
+	codes := append(thinkingml.ErrorCodes(), postprocess.CodeReplyLanguage)
+	for _, locale := range skills.Locales {
+		for _, code := range codes {
+			body, err := lib.Text("problems/"+string(code), locale)
+			if err != nil || strings.TrimSpace(body) == "" {
+				t.Errorf("problems/%s (%s): %v", code, locale, err)
+			}
+		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // Names of the unique indexes the store turns into typed errors. They are the PostgreSQL
-// index names from migrations/postgres/0001_init.sql.
+// index names from migrations/postgres (0001_init.sql; the client_request_id index is
+// per user since 0007_client_request_per_user.sql).
 const (
 	idxOneRunning      = "messages_one_running_idx"
 	idxClientRequestID = "messages_client_request_id_idx"
@@ -44,7 +45,7 @@ func sqliteIndexName(msg string) string {
 	}
 	cols, _, _ = strings.Cut(cols, " (") // modernc appends the code: " (2067)"
 	switch strings.TrimSpace(cols) {
-	case "messages.session_id, messages.client_request_id":
+	case "messages.user_id, messages.client_request_id", "messages.session_id, messages.client_request_id":
 		return idxClientRequestID
 	case "messages.session_id":
 		return idxOneRunning

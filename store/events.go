@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lib/pq"
+	"github.com/jmoiron/sqlx"
 )
 
 // Bind-parameter limits per statement: PostgreSQL's wire protocol counts them in 16 bits,
@@ -19,60 +18,196 @@ const (
 	eventColumns    = 5
 )
 
-// notifyChannel is the PostgreSQL channel AppendEvents notifies and Listen follows.
+// notifyChannel is the PostgreSQL channel CommitEvents notifies and Listen follows.
 const notifyChannel = "phaseflow_events"
 
-// AppendEvents writes a batch of events in one transaction: multi-row INSERTs (split so no
-// statement exceeds the driver's parameter limit), then each message's last_event_id is
-// advanced to its highest seq, and on PostgreSQL one pg_notify per message carrying
-// "<message_id>:<max seq>" (ids only: payloads are capped at 8000 bytes and the data is in
-// the table). Notifications are sent at commit, so a listener that reads the log after one
-// arrives sees the rows. Batching in time is the caller's job.
+// CommitEvents writes a batch of events (of one or many messages) for the replica owner, in
+// one transaction (on PostgreSQL a single prepared statement, one round trip per group
+// commit, unless the batch ends a message with records: then that statement and the
+// records' INSERTs share a transaction), and reports the messages it no longer owns.
+//
+// For each message of the batch, the write is fenced by its row: it goes in only while the
+// message is still running and owned by owner. A message taken over by another replica
+// (its lease expired and was claimed, see [Store.ClaimOrphans]) or already ended is
+// returned in lost and none of its events are written; the caller must stop producing for
+// it, and nothing it queued was ever shown to a client. The other messages' events are
+// written, their last_event_id advanced, their Status and Finish (see [Event]) applied, and
+// on PostgreSQL one notification per message ("<message_id>:<max seq>", ids only) is sent
+// at commit, so a listener that reads the log after one arrives sees the rows.
 //
 // A repeated (message_id, seq) fails the whole batch: the log has no gaps and no rewrites.
-// CreatedAt is set to now where zero and written back into events.
-func (s *Store) AppendEvents(ctx context.Context, events []Event) error {
+// CreatedAt is set to now where zero. Events of one message must be in seq order.
+func (s *Store) CommitEvents(ctx context.Context, owner string, events []Event) (lost []string, err error) {
 	if len(events) == 0 {
-		return nil
+		return nil, nil
 	}
-	t := now()
-	maxSeq := make(map[string]int64)
-	var order []string // message ids in first-seen order, for deterministic statements
-	for i := range events {
-		e := &events[i]
-		e.CreatedAt = orNowAt(e.CreatedAt, t)
-		if _, seen := maxSeq[e.MessageID]; !seen {
-			order = append(order, e.MessageID)
-		}
-		maxSeq[e.MessageID] = max(maxSeq[e.MessageID], e.Seq)
-	}
-
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: append events: %w", err)
-	}
-	defer tx.Rollback()
-	for batch := range slices.Chunk(events, s.maxParams()/eventColumns) {
-		query, args := s.insertEventsQuery(batch)
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-			return fmt.Errorf("store: append events: %w", err)
-		}
-	}
-	advance := s.db.Rebind(`UPDATE messages SET last_event_id = ? WHERE id = ? AND last_event_id < ?`)
-	payloads := make([]string, 0, len(order))
-	for _, id := range order {
-		if _, err := tx.ExecContext(ctx, advance, maxSeq[id], id, maxSeq[id]); err != nil {
-			return fmt.Errorf("store: append events: advance last_event_id: %w", err)
-		}
-		payloads = append(payloads, id+":"+strconv.FormatInt(maxSeq[id], 10))
+	stampEvents(events)
+	msgs := summarise(events)
+	if err := checkStatuses(msgs); err != nil {
+		return nil, fmt.Errorf("store: commit events: %w", err)
 	}
 	if s.isPostgres() {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_notify('`+notifyChannel+`', p) FROM unnest($1::text[]) AS p`, pq.Array(payloads)); err != nil {
-			return fmt.Errorf("store: append events: notify: %w", err)
+		owned, err := s.commitPG(ctx, owner, events, msgs)
+		if err != nil {
+			return nil, fmt.Errorf("store: commit events: %w", err)
 		}
+		return lostOf(msgs, owned), nil
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: commit events: %w", err)
+	}
+	defer tx.Rollback()
+	owned, err := s.advanceMessages(ctx, tx, owner, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("store: commit events: %w", err)
+	}
+	kept := events
+	if len(owned) < len(msgs) {
+		kept = keepOwned(events, owned)
+	}
+	if err := s.insertEvents(ctx, tx, kept); err != nil {
+		return nil, fmt.Errorf("store: commit events: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: append events: commit: %w", err)
+		return nil, fmt.Errorf("store: commit events: commit: %w", err)
+	}
+	return lostOf(msgs, owned), nil
+}
+
+// checkStatuses refuses a status a message cannot move to through its log, and a finish
+// that would leave the message running.
+func checkStatuses(msgs []msgBatch) error {
+	for _, m := range msgs {
+		switch {
+		case m.finish != nil && !isTerminal(m.status):
+			return fmt.Errorf("message %s: a finish needs a terminal status, not %q", m.id, m.status)
+		case m.status != "" && m.status != StatusStreaming && !isTerminal(m.status):
+			return fmt.Errorf("message %s: cannot move to status %q through its log", m.id, m.status)
+		}
+	}
+	return nil
+}
+
+// msgBatch is what one batch does to one message row.
+type msgBatch struct {
+	id     string
+	maxSeq int64
+	status string   // "" keeps the status
+	finish *Message // the terminal event's outcome, if the batch holds it
+}
+
+// summarise lists the messages of a batch in first-seen order (deterministic statements),
+// with the highest seq of each and the status its last status-changing event sets.
+func summarise(events []Event) []msgBatch {
+	var out []msgBatch
+	index := make(map[string]int, 1)
+	for i := range events {
+		e := &events[i]
+		j, ok := index[e.MessageID]
+		if !ok {
+			j = len(out)
+			index[e.MessageID] = j
+			out = append(out, msgBatch{id: e.MessageID})
+		}
+		m := &out[j]
+		m.maxSeq = max(m.maxSeq, e.Seq)
+		if e.Status != "" {
+			m.status = e.Status
+		}
+		if e.Finish != nil {
+			m.finish, m.status = e.Finish, e.Finish.Status
+		}
+	}
+	return out
+}
+
+// advanceMessages applies each message's part of the batch to its row, fenced by owner and
+// a running status, and returns the ids it could write.
+func (s *Store) advanceMessages(ctx context.Context, tx *sqlx.Tx, owner string, msgs []msgBatch) (map[string]bool, error) {
+	owned := make(map[string]bool, len(msgs))
+	for _, m := range msgs {
+		ok, err := s.advanceMessage(ctx, tx, owner, m)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			owned[m.id] = true
+		}
+	}
+	return owned, nil
+}
+
+// advanceMessage writes one message's last_event_id, status and, with a finish, its
+// outcome columns; false when the row is not owner's running message.
+func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m msgBatch) (bool, error) {
+	set := `last_event_id = ` + s.greatest("last_event_id", "?")
+	args := []any{m.maxSeq}
+	if m.status != "" {
+		set += `, status = ?`
+		args = append(args, m.status)
+	}
+	if isTerminal(m.status) {
+		set += `, completed_at = COALESCE(completed_at, ?)`
+		args = append(args, now())
+	}
+	if f := m.finish; f != nil {
+		set += `, content = ?, response_id = ?, tool_calls = ?, genui = ?, state_patch = ?,
+			validation = ?, usage = ?, error = ?, metadata = ?`
+		args = append(args, f.Content, f.ResponseID, f.ToolCalls, f.GenUI, f.StatePatch,
+			f.Validation, f.Usage, f.Error, f.Metadata)
+	}
+	args = append(args, m.id, owner)
+	res, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET `+set+`
+		WHERE id = ? AND owner = ? AND status IN ('pending', 'streaming')`), args...)
+	if err != nil {
+		return false, fmt.Errorf("message %s: %w", m.id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n != 1 || m.finish == nil {
+		return n == 1, err
+	}
+	return true, s.writeRecords(ctx, tx, m.id, m.finish)
+}
+
+// lostOf lists the messages of a batch that were not written.
+func lostOf(msgs []msgBatch, owned map[string]bool) []string {
+	var lost []string
+	for _, m := range msgs {
+		if !owned[m.id] {
+			lost = append(lost, m.id)
+		}
+	}
+	return lost
+}
+
+// keepOwned drops the events of messages not in owned.
+func keepOwned(events []Event, owned map[string]bool) []Event {
+	kept := make([]Event, 0, len(events))
+	for _, e := range events {
+		if owned[e.MessageID] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// stampEvents gives every event without a time one shared timestamp.
+func stampEvents(events []Event) {
+	t := now()
+	for i := range events {
+		events[i].CreatedAt = orNowAt(events[i].CreatedAt, t)
+	}
+}
+
+// insertEvents writes events with multi-row INSERTs, split so no statement exceeds the
+// driver's parameter limit.
+func (s *Store) insertEvents(ctx context.Context, e sqlx.ExecerContext, events []Event) error {
+	for batch := range slices.Chunk(events, s.maxParams()/eventColumns) {
+		query, args := s.insertEventsQuery(batch)
+		if _, err := e.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("insert events: %w", err)
+		}
 	}
 	return nil
 }
@@ -80,9 +215,15 @@ func (s *Store) AppendEvents(ctx context.Context, events []Event) error {
 // insertEventsQuery builds one multi-row INSERT for batch.
 func (s *Store) insertEventsQuery(batch []Event) (string, []any) {
 	var b strings.Builder
+	args := eventsInsert(&b, nil, batch)
+	return s.db.Rebind(b.String()), args
+}
+
+// eventsInsert writes "INSERT INTO message_events … VALUES (…), …" for batch into b with ?
+// placeholders, and returns args with the values appended.
+func eventsInsert(b *strings.Builder, args []any, batch []Event) []any {
 	b.Grow(64 + len(batch)*len(", (?, ?, ?, ?, ?)"))
 	b.WriteString(`INSERT INTO message_events (message_id, seq, name, data, created_at) VALUES `)
-	args := make([]any, 0, len(batch)*eventColumns)
 	for i, e := range batch {
 		if i > 0 {
 			b.WriteString(", ")
@@ -90,7 +231,7 @@ func (s *Store) insertEventsQuery(batch []Event) (string, []any) {
 		b.WriteString("(?, ?, ?, ?, ?)")
 		args = append(args, e.MessageID, e.Seq, e.Name, e.Data, e.CreatedAt)
 	}
-	return s.db.Rebind(b.String()), args
+	return args
 }
 
 // ListEvents returns the events of a message with seq > afterSeq, ascending, at most limit

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,12 +44,12 @@ func TestEvents(t *testing.T) {
 		_, a := createTurn(t, s, sess, "one", "")
 
 		for _, batch := range [][]store.Event{events(a.ID, 1, 3), events(a.ID, 4, 4), events(a.ID, 5, 6)} {
-			if err := s.AppendEvents(ctx, batch); err != nil {
-				t.Fatalf("AppendEvents: %v", err)
+			if err := commitEvents(ctx, s, batch); err != nil {
+				t.Fatalf("CommitEvents: %v", err)
 			}
 		}
-		if err := s.AppendEvents(ctx, nil); err != nil {
-			t.Fatalf("AppendEvents(nil): %v", err)
+		if err := commitEvents(ctx, s, nil); err != nil {
+			t.Fatalf("CommitEvents(nil): %v", err)
 		}
 
 		listCases := []struct {
@@ -76,26 +77,27 @@ func TestEvents(t *testing.T) {
 			})
 		}
 
-		t.Run("round trip", func(t *testing.T) {
+		t.Run("round trip, byte for byte", func(t *testing.T) {
 			want := events(a.ID, 7, 8)
+			want[0].Data = store.JSON(`{"z":1,  "a":"<b>\u00e9"}`) // key order, spacing and escapes kept
 			want[1].Data = nil
 			want[1].Name = "heartbeat"
-			if err := s.AppendEvents(ctx, want); err != nil {
+			if err := commitEvents(ctx, s, want); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.ListEvents(ctx, a.ID, 6, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("events (-appended +listed):\n%s", diff)
 			}
 		})
 
 		t.Run("a repeated seq fails the whole batch", func(t *testing.T) {
 			batch := append(events(a.ID, 9, 9), events(a.ID, 3, 3)...)
-			if err := s.AppendEvents(ctx, batch); err == nil {
-				t.Fatal("AppendEvents with a repeated seq = nil, want an error")
+			if err := commitEvents(ctx, s, batch); err == nil {
+				t.Fatal("CommitEvents with a repeated seq = nil, want an error")
 			}
 			got, _ := s.ListEvents(ctx, a.ID, 8, 0)
 			if len(got) != 0 {
@@ -103,9 +105,26 @@ func TestEvents(t *testing.T) {
 			}
 		})
 
-		t.Run("unknown message", func(t *testing.T) {
-			if err := s.AppendEvents(ctx, events("no-such-message", 1, 1)); err == nil {
-				t.Error("AppendEvents for a missing message = nil, want a foreign-key error")
+		t.Run("unknown message is reported lost", func(t *testing.T) {
+			lost, err := s.CommitEvents(ctx, testOwner, events("no-such-message", 1, 1))
+			if err != nil || !slices.Equal(lost, []string{"no-such-message"}) {
+				t.Errorf("CommitEvents for a missing message = lost %v, %v; want it lost", lost, err)
+			}
+			if got, _ := s.ListEvents(ctx, "no-such-message", 0, 0); len(got) != 0 {
+				t.Errorf("events of a missing message stored: %v", seqs(got))
+			}
+		})
+
+		t.Run("a finish with a running status is refused", func(t *testing.T) {
+			for _, status := range []string{"", store.StatusStreaming} {
+				ev := events(a.ID, 9, 9)[0]
+				ev.Finish = &store.Message{Status: status, Content: "half"}
+				if _, err := s.CommitEvents(ctx, testOwner, []store.Event{ev}); err == nil {
+					t.Errorf("CommitEvents with a finish of status %q = nil, want an error", status)
+				}
+			}
+			if got, _ := s.ListEvents(ctx, a.ID, 8, 0); len(got) != 0 {
+				t.Errorf("seqs %v written by a refused finish", seqs(got))
 			}
 		})
 
@@ -120,7 +139,7 @@ func TestEvents(t *testing.T) {
 			_, b := createTurn(t, s, newSession(t, s, "alice"), "b", "")
 			_, c := createTurn(t, s, newSession(t, s, "bob"), "c", "")
 			batch := append(events(b.ID, 1, 2), events(c.ID, 1, 3)...)
-			if err := s.AppendEvents(ctx, batch); err != nil {
+			if err := commitEvents(ctx, s, batch); err != nil {
 				t.Fatal(err)
 			}
 			for id, want := range map[string][]int64{b.ID: seqRange(1, 2), c.ID: seqRange(1, 3)} {
@@ -136,10 +155,10 @@ func TestEvents(t *testing.T) {
 
 		t.Run("batch beyond the parameter limit", func(t *testing.T) {
 			// 14000 rows × 5 columns = 70000 parameters: more than PostgreSQL's 65535 and
-			// SQLite's 32766 per statement, so AppendEvents must split.
+			// SQLite's 32766 per statement, so CommitEvents must split.
 			const n = 14000
 			_, big := createTurn(t, s, newSession(t, s, "alice"), "big", "")
-			if err := s.AppendEvents(ctx, events(big.ID, 1, n)); err != nil {
+			if err := commitEvents(ctx, s, events(big.ID, 1, n)); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.ListEvents(ctx, big.ID, 0, 0)
@@ -155,17 +174,6 @@ func TestEvents(t *testing.T) {
 			}
 		})
 
-		t.Run("finish never moves last_event_id back", func(t *testing.T) {
-			m := *a
-			m.Status, m.LastEventID = store.StatusCompleted, 2
-			if err := s.FinishMessage(ctx, &m); err != nil {
-				t.Fatal(err)
-			}
-			got, err := s.GetMessage(ctx, a.ID, "alice")
-			if err != nil || got.LastEventID != 8 {
-				t.Errorf("LastEventID = %d, %v; want 8", got.LastEventID, err)
-			}
-		})
 	})
 }
 
@@ -176,11 +184,11 @@ func TestEventsKeepLogAfterError(t *testing.T) {
 		_, a := createTurn(t, s, newSession(t, s, "alice"), "x", "")
 		bad := events(a.ID, 1, 1)
 		bad[0].Data = store.JSON("{not json")
-		if err := s.AppendEvents(t.Context(), bad); err == nil {
-			t.Fatal("AppendEvents with invalid JSON = nil, want an error")
+		if err := commitEvents(t.Context(), s, bad); err == nil {
+			t.Fatal("CommitEvents with invalid JSON = nil, want an error")
 		}
-		if err := s.AppendEvents(t.Context(), events(a.ID, 1, 2)); err != nil {
-			t.Fatalf("AppendEvents after a failure: %v", err)
+		if err := commitEvents(t.Context(), s, events(a.ID, 1, 2)); err != nil {
+			t.Fatalf("CommitEvents after a failure: %v", err)
 		}
 		got, err := s.ListEvents(t.Context(), a.ID, 0, 0)
 		if err != nil || len(got) != 2 {

@@ -7,7 +7,7 @@ import "context"
 // InsertMessage writes m without the checks of CreateTurn, so tests can hit the unique
 // indexes directly.
 func (s *Store) InsertMessage(ctx context.Context, m *Message) error {
-	return s.insertMessage(ctx, s.db, m)
+	return s.insertMessage(ctx, s.db, m, Lease{})
 }
 
 // UniqueViolation exposes uniqueViolation.
@@ -18,3 +18,23 @@ const (
 	IdxOneRunning      = idxOneRunning
 	IdxClientRequestID = idxClientRequestID
 )
+
+// DeleteSession deletes a session row (and, by cascade, everything of it), which no route
+// does yet, to check what goes with a message.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM sessions WHERE id = ?`), id)
+	return err
+}
+
+// CountTraces counts the stored traces of a message, whoever owns it.
+func (s *Store) CountTraces(ctx context.Context, messageID string) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, s.db.Rebind(`SELECT count(*) FROM message_traces WHERE message_id = ?`), messageID)
+	return n, err
+}
+
+// Exec runs a statement on the writer, for tests that set up an older schema.
+func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(query), args...)
+	return err
+}

@@ -8,22 +8,21 @@ import (
 	"fmt"
 )
 
-// JSON is a raw JSON value stored in a jsonb column on PostgreSQL and a TEXT column on
-// SQLite. The three spellings of "nothing" are one value here: SQL NULL scans to nil, nil
-// (or the literal null) is written as NULL, and nil marshals to JSON null, so a column that
-// was never set looks the same in the database, in Go and on the wire.
+// JSON is a raw JSON value stored in a text column, byte for byte (no query looks inside
+// one, so PostgreSQL's jsonb parsing is not paid for). The three spellings of "nothing"
+// are one value here: SQL NULL scans to nil, nil (or the literal null) is written as NULL,
+// and nil marshals to JSON null, so a column that was never set looks the same in the
+// database, in Go and on the wire.
 //
-// PostgreSQL normalises jsonb (key order, spacing), so compare JSON values semantically,
-// never byte for byte.
+// Values read back are the bytes written, in both databases.
 type JSON []byte
 
 // jsonNull is the JSON literal that stands for nil. A constant, not a []byte variable, so
 // that no caller can change it.
 const jsonNull = "null"
 
-// Scan implements [sql.Scanner]. lib/pq hands jsonb over as []byte, modernc.org/sqlite hands
-// TEXT over as string (or []byte for BLOB); both are copied, because a driver may reuse its
-// buffer after Scan returns.
+// Scan implements [sql.Scanner]. The drivers hand text over as string or []byte; both are
+// copied, because a driver may reuse its buffer after Scan returns.
 func (j *JSON) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:
@@ -48,7 +47,7 @@ func normalise(b []byte) JSON {
 
 // Value implements [driver.Valuer]. It returns a string rather than []byte: SQLite would
 // store []byte as a BLOB, which its JSON functions and the TEXT affinity do not expect, and
-// lib/pq accepts a string for jsonb everywhere. Invalid JSON is refused here so both
+// lib/pq takes a string for text. Invalid JSON is refused here so both
 // databases fail the same way (PostgreSQL would reject it, SQLite would store it).
 func (j JSON) Value() (driver.Value, error) {
 	if j.IsNull() {

@@ -10,31 +10,31 @@ import (
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
+// A turn's MCP calls are written with its terminal event (TurnRecords) and listed per
+// message, in the order they were made, to the message's owner only.
 func TestMCPCalls(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		sess := newSession(t, s, "alice")
 		_, a1 := createTurn(t, s, sess, "one", "")
+		a1.Records = &store.TurnRecords{Calls: []store.MCPCall{
+			{ToolCall: store.ToolCall{ServerLabel: "quant", Name: "validate_strategy",
+				Arguments: store.JSON(`{"symbol": "AAPL", "window": [1, 2]}`), Output: `{"strategy_id": "s1"}`,
+				Status: store.ToolSuccess, DurationMS: 120}},
+			{ToolCall: store.ToolCall{ServerLabel: "quant", Name: "run_backtest",
+				Error: "timeout", Status: store.ToolFailure, DurationMS: 3000}},
+		}}
 		finish(t, s, a1, store.StatusCompleted)
 		_, a2 := createTurn(t, s, sess, "two", "")
+		a2.Records = &store.TurnRecords{Calls: []store.MCPCall{{ToolCall: store.ToolCall{Name: "run_backtest", Status: store.ToolSuccess}}}}
+		finish(t, s, a2, store.StatusCompleted)
 		other := newSession(t, s, "alice")
 		_, aOther := createTurn(t, s, other, "elsewhere", "")
 
-		calls := []store.MCPCall{
-			{MessageID: a1.ID, ServerLabel: "quant", Name: "validate_strategy",
-				Arguments: store.JSON(`{"symbol": "AAPL", "window": [1, 2]}`), Output: `{"strategy_id": "s1"}`,
-				Status: "completed", DurationMS: 120},
-			{MessageID: a1.ID, SessionID: sess.ID, ServerLabel: "quant", Name: "run_backtest",
-				Error: "timeout", Status: "failed", DurationMS: 3000},
-			{MessageID: a2.ID, Name: "run_backtest", Status: "completed"},
-		}
-		if err := s.InsertMCPCalls(ctx, calls); err != nil {
-			t.Fatalf("InsertMCPCalls: %v", err)
-		}
-
 		t.Run("round trip in order", func(t *testing.T) {
+			calls := a1.Records.Calls
 			for _, c := range calls {
-				if c.ID == "" || c.SessionID != sess.ID || c.CreatedAt.IsZero() {
+				if c.ID == "" || c.SessionID != sess.ID || c.CreatedAt.IsZero() || c.Attempt != 1 || c.Outcome != store.StatusCompleted {
 					t.Fatalf("call not filled in: %+v", c)
 				}
 			}
@@ -42,8 +42,8 @@ func TestMCPCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(calls[:2], got, jsonEqual); diff != "" {
-				t.Errorf("ListMCPCalls (-inserted +got):\n%s", diff)
+			if diff := cmp.Diff(calls, got); diff != "" {
+				t.Errorf("ListMCPCalls (-recorded +got):\n%s", diff)
 			}
 		})
 
@@ -67,41 +67,30 @@ func TestMCPCalls(t *testing.T) {
 		}
 
 		badCases := []struct {
-			name    string
-			calls   []store.MCPCall
-			wantErr error // nil: any error
+			name string
+			call store.MCPCall
 		}{
-			{"missing message fails the whole batch", []store.MCPCall{
-				{MessageID: aOther.ID, Name: "first", Status: "completed"},
-				{MessageID: "no-such-message", Name: "second", Status: "completed"},
-			}, store.ErrNotFound},
-			{"session of another message", []store.MCPCall{
-				{MessageID: aOther.ID, SessionID: sess.ID, Name: "mismatch", Status: "completed"},
-			}, nil},
-			{"no name", []store.MCPCall{{MessageID: aOther.ID, Status: "completed"}}, nil},
-			{"no status", []store.MCPCall{{MessageID: aOther.ID, Name: "x"}}, nil},
-			{"invalid arguments", []store.MCPCall{
-				{MessageID: aOther.ID, Name: "x", Status: "completed", Arguments: store.JSON(`{`)},
-			}, nil},
+			{"no name", store.MCPCall{ToolCall: store.ToolCall{Status: store.ToolSuccess}}},
+			{"no status", store.MCPCall{ToolCall: store.ToolCall{Name: "x"}}},
+			{"invalid arguments", store.MCPCall{ToolCall: store.ToolCall{Name: "x", Status: store.ToolSuccess, Arguments: store.JSON(`{`)}}},
 		}
 		for _, tc := range badCases {
 			t.Run("refused/"+tc.name, func(t *testing.T) {
-				err := s.InsertMCPCalls(ctx, tc.calls)
-				if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
-					t.Fatalf("InsertMCPCalls err = %v, want %v", err, cmpOrAny(tc.wantErr))
+				m := *aOther
+				m.Status, m.Records = store.StatusCompleted, &store.TurnRecords{Calls: []store.MCPCall{tc.call}}
+				ev := store.Event{MessageID: m.ID, Seq: m.LastEventID + 1, Name: "completed", Data: store.JSON(`{}`), Finish: &m}
+				if _, err := s.CommitEvents(ctx, testOwner, []store.Event{ev}); err == nil {
+					t.Fatal("CommitEvents with a bad call = nil, want an error")
 				}
 				got, err := s.ListMCPCalls(ctx, aOther.ID, "alice")
 				if err != nil || len(got) != 0 {
-					t.Errorf("after a refused batch: %d calls, %v; want none stored", len(got), err)
+					t.Errorf("after a refused commit: %d calls, %v; want none stored", len(got), err)
+				}
+				if msg, _ := s.GetMessage(ctx, aOther.ID, "alice"); msg.Status == store.StatusCompleted {
+					t.Error("the refused commit ended the message")
 				}
 			})
 		}
-
-		t.Run("empty batch", func(t *testing.T) {
-			if err := s.InsertMCPCalls(ctx, nil); err != nil {
-				t.Errorf("InsertMCPCalls(nil) = %v", err)
-			}
-		})
 	})
 }
 

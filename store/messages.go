@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,19 +16,40 @@ import (
 // a foreign key, so it cannot be ""), and Message.ReplyTo is a plain string.
 const messageColumns = `id, session_id, user_id, role, status, content, phase, request_id,
 	client_request_id, COALESCE(reply_to, '') AS reply_to, response_id, tool_calls, genui,
-	state_patch, validation, usage, error, metadata, last_event_id, created_at, completed_at`
+	state_patch, validation, usage, error, metadata, last_event_id, created_at, completed_at, owner`
 
-// insertMessage writes every column of m.
-func (s *Store) insertMessage(ctx context.Context, e sqlx.ExecerContext, m *Message) error {
-	_, err := e.ExecContext(ctx, s.db.Rebind(`INSERT INTO messages (id, session_id, user_id, role,
-		status, content, phase, request_id, client_request_id, reply_to, response_id, tool_calls,
-		genui, state_patch, validation, usage, error, metadata, last_event_id, created_at,
-		completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
-		m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
-		m.StatePatch, m.Validation, m.Usage, m.Error, m.Metadata, m.LastEventID, m.CreatedAt,
-		dbTimePtr(m.CompletedAt))
+// insertMessage writes every column of m. An assistant message is claimed by lease (its
+// owner and lease_until); a zero lease leaves it unowned, so any replica's sweep may end it.
+func (s *Store) insertMessage(ctx context.Context, e sqlx.ExecerContext, m *Message, lease Lease) error {
+	var b strings.Builder
+	args := s.messagesInsert(&b, nil, []*Message{m}, []Lease{lease})
+	_, err := e.ExecContext(ctx, s.db.Rebind(b.String()), args...)
 	return err
+}
+
+// messageInsertColumns is the column list messagesInsert writes.
+const messageInsertColumns = `id, session_id, user_id, role, status, content, phase, request_id,
+	client_request_id, reply_to, response_id, tool_calls, genui, state_patch, validation, usage,
+	error, metadata, last_event_id, created_at, completed_at, owner, lease_until`
+
+// messagesInsert writes "INSERT INTO messages … VALUES (…), …" for msgs (each claimed by its
+// lease) into b with ? placeholders, and returns args with the values appended.
+func (s *Store) messagesInsert(b *strings.Builder, args []any, msgs []*Message, leases []Lease) []any {
+	b.WriteString(`INSERT INTO messages (` + messageInsertColumns + `) VALUES `)
+	for i, m := range msgs {
+		m.Owner = leases[i].Owner
+		until, untilArgs := s.leaseUntil(leases[i].TTL)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + until + `)`)
+		args = append(args, m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
+			m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
+			m.StatePatch, m.Validation, m.Usage, m.Error, m.Metadata, m.LastEventID, m.CreatedAt,
+			dbTimePtr(m.CompletedAt), m.Owner)
+		args = append(args, untilArgs...)
+	}
+	return args
 }
 
 // GetMessage returns the message id if it belongs to userID, and ErrNotFound otherwise.
@@ -58,83 +80,6 @@ func (s *Store) ListMessages(ctx context.Context, sessionID, userID string) ([]M
 	out, err := s.selectMessages(ctx, `WHERE session_id = ? ORDER BY created_at, id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list messages: %w", err)
-	}
-	return out, nil
-}
-
-// SetMessageStatus moves a message to status (the stream handler marks it streaming; start-up
-// recovery marks orphans interrupted). A terminal status also stamps completed_at unless it
-// is already set. ErrNotFound when no message has that id; *GenerationRunningError when
-// moving an assistant message back to pending or streaming while another one of its
-// session runs.
-func (s *Store) SetMessageStatus(ctx context.Context, id, status string) error {
-	var res sql.Result
-	var err error
-	if isTerminal(status) {
-		res, err = s.db.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET status = ?,
-			completed_at = COALESCE(completed_at, ?) WHERE id = ?`), status, now(), id)
-	} else {
-		res, err = s.db.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET status = ? WHERE id = ?`), status, id)
-	}
-	if idx, ok := uniqueViolation(err); ok && idx == idxOneRunning {
-		return s.runningConflict(ctx, id, err)
-	}
-	if err != nil {
-		return fmt.Errorf("store: set message status: %w", err)
-	}
-	return oneRow(res, "set message status")
-}
-
-// runningConflict names the generation that kept message id from running again; cause is
-// returned (wrapped) when it cannot be found.
-func (s *Store) runningConflict(ctx context.Context, id string, cause error) error {
-	var sessionID string
-	err := s.db.GetContext(ctx, &sessionID, s.db.Rebind(`SELECT session_id FROM messages WHERE id = ?`), id)
-	if err == nil {
-		if conflict := s.turnConflict(ctx, s.db, sessionID, ""); conflict != nil {
-			return conflict
-		}
-	}
-	return fmt.Errorf("store: set message status: %w", cause)
-}
-
-// FinishMessage writes the outcome of a generation: content, status (which must be terminal),
-// response id, the JSON columns, last_event_id and completed_at (now when nil, written back
-// into m). last_event_id never moves backwards: the stored value is the larger of the two,
-// since AppendEvents advances it too. ErrNotFound when no message has m.ID.
-//
-// Callers should pass a context that outlives the client request (context.WithoutCancel
-// plus a timeout), so a disconnect does not lose the reply.
-func (s *Store) FinishMessage(ctx context.Context, m *Message) error {
-	if !isTerminal(m.Status) {
-		return fmt.Errorf("store: finish message: status %q is not terminal", m.Status)
-	}
-	if m.CompletedAt == nil {
-		t := now()
-		m.CompletedAt = &t
-	}
-	m.CompletedAt = dbTimePtr(m.CompletedAt)
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET content = ?, status = ?,
-		response_id = ?, tool_calls = ?, genui = ?, state_patch = ?, validation = ?, usage = ?,
-		error = ?, metadata = ?, last_event_id = `+s.greatest("last_event_id", "?")+`,
-		completed_at = ? WHERE id = ?`),
-		m.Content, m.Status, m.ResponseID, m.ToolCalls, m.GenUI, m.StatePatch, m.Validation,
-		m.Usage, m.Error, m.Metadata, m.LastEventID, m.CompletedAt, m.ID)
-	if err != nil {
-		return fmt.Errorf("store: finish message: %w", err)
-	}
-	return oneRow(res, "finish message")
-}
-
-// ListUnfinishedMessages returns the assistant messages still pending or streaming, oldest
-// first. At start-up these are generations whose server died: recovery marks them
-// interrupted. With several replicas, only messages no live replica owns are orphans; the
-// store cannot tell, the caller must.
-func (s *Store) ListUnfinishedMessages(ctx context.Context) ([]Message, error) {
-	out, err := s.selectMessages(ctx, `WHERE role = 'assistant' AND status IN ('pending', 'streaming')
-		ORDER BY created_at, id`)
-	if err != nil {
-		return nil, fmt.Errorf("store: list unfinished messages: %w", err)
 	}
 	return out, nil
 }

@@ -26,18 +26,22 @@ const (
 	listenMaxReconnect = 10 * time.Second
 )
 
-// Notification says that a message's event log grew up to Seq, on this or another replica.
-// Resync means notifications may have been lost (the LISTEN connection was re-established,
-// or the reader fell behind and some were dropped): every follower should re-read the logs
-// it follows from the database. MessageID and Seq are empty in a Resync.
+// Notification says that a message's event log grew up to Seq, on this or another replica,
+// or, with Cancel, that a cancel of the message was requested through some replica (Seq is
+// then 0). Resync means notifications may have been lost (the LISTEN connection was
+// re-established, or the reader fell behind and some were dropped): every follower should
+// re-read the logs it follows from the database, and every owner re-read its cancel flags.
+// MessageID and Seq are empty in a Resync.
 type Notification struct {
 	MessageID string
 	Seq       int64
+	Cancel    bool
 	Resync    bool
 }
 
-// Listen follows the events AppendEvents announces on PostgreSQL, from every replica. It
-// returns once LISTEN is in place, so nothing appended after it returns is missed.
+// Listen follows the events CommitEvents and the cancels RequestCancel announce on
+// PostgreSQL, from every replica. It returns once LISTEN is in place, so nothing announced
+// after it returns is missed.
 //
 // The returned channel is closed when ctx ends or the store closes, after the goroutines
 // Listen started have finished (Close waits for them too). It is buffered; when it is
@@ -88,7 +92,13 @@ func (s *Store) startListener(ctx context.Context) (*pq.Listener, error) {
 	}
 	l := pq.NewListener(s.dsn, listenMinReconnect, listenMaxReconnect, nil)
 	done := make(chan error, 1)
-	go func() { done <- l.Listen(notifyChannel) }()
+	go func() {
+		err := l.Listen(notifyChannel)
+		if err == nil {
+			err = l.Listen(cancelChannel)
+		}
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -151,11 +161,18 @@ func deliver(out chan<- Notification, n Notification, resync bool) bool {
 	}
 }
 
-// toNotification parses "<message_id>:<seq>". A nil notification (lib/pq's signal that the
+// toNotification parses "<message_id>:<seq>" (events) or "<message_id>" (cancels). A nil
+// notification (lib/pq's signal that the
 // connection was re-established) and a payload that does not parse both become a Resync.
 func toNotification(n *pq.Notification) Notification {
 	if n == nil {
 		return Notification{Resync: true}
+	}
+	if n.Channel == cancelChannel {
+		if n.Extra == "" {
+			return Notification{Resync: true}
+		}
+		return Notification{MessageID: n.Extra, Cancel: true}
 	}
 	id, seqText, ok := cutLast(n.Extra, ":")
 	seq, err := strconv.ParseInt(seqText, 10, 64)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
@@ -68,7 +69,7 @@ func TestListen(t *testing.T) {
 		_, a := createTurn(t, s, newSession(t, s, "alice"), "a", "")
 		_, b := createTurn(t, s, newSession(t, s, "bob"), "b", "")
 
-		if err := s.AppendEvents(ctx, events(a.ID, 1, 3)); err != nil {
+		if err := commitEvents(ctx, s, events(a.ID, 1, 3)); err != nil {
 			t.Fatal(err)
 		}
 		want := []store.Notification{{MessageID: a.ID, Seq: 3}}
@@ -76,17 +77,18 @@ func TestListen(t *testing.T) {
 			t.Errorf("after one message (-want +got):\n%s", diff)
 		}
 
-		if err := s.AppendEvents(ctx, append(events(a.ID, 4, 5), events(b.ID, 1, 2)...)); err != nil {
+		if err := commitEvents(ctx, s, append(events(a.ID, 4, 5), events(b.ID, 1, 2)...)); err != nil {
 			t.Fatal(err)
 		}
 		want = []store.Notification{{MessageID: a.ID, Seq: 5}, {MessageID: b.ID, Seq: 2}}
-		if diff := cmp.Diff(want, receive(t, ch, 2)); diff != "" {
+		byMessage := cmpopts.SortSlices(func(x, y store.Notification) bool { return x.MessageID < y.MessageID })
+		if diff := cmp.Diff(want, receive(t, ch, 2), byMessage); diff != "" {
 			t.Errorf("after a batch of two messages (-want +got):\n%s", diff)
 		}
 
 		// A failed batch is rolled back and announces nothing.
-		_ = s.AppendEvents(ctx, events(a.ID, 5, 6))
-		if err := s.AppendEvents(ctx, events(b.ID, 3, 3)); err != nil {
+		_ = commitEvents(ctx, s, events(a.ID, 5, 6))
+		if err := commitEvents(ctx, s, events(b.ID, 3, 3)); err != nil {
 			t.Fatal(err)
 		}
 		want = []store.Notification{{MessageID: b.ID, Seq: 3}}
@@ -113,7 +115,7 @@ func TestListen(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, a := createTurn(t, writer, newSession(t, writer, "alice"), "a", "")
-		if err := writer.AppendEvents(t.Context(), events(a.ID, 1, 1)); err != nil {
+		if err := commitEvents(t.Context(), writer, events(a.ID, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
 		receive(t, ch, 1)
@@ -156,7 +158,7 @@ func TestListen(t *testing.T) {
 		}
 		// The listener is back: new appends are announced again.
 		_, a := createTurn(t, s, newSession(t, s, "alice"), "a", "")
-		if err := s.AppendEvents(t.Context(), events(a.ID, 1, 1)); err != nil {
+		if err := commitEvents(t.Context(), s, events(a.ID, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
 		if got := receive(t, ch, 1); got[0].MessageID != a.ID {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"net"
 	"net/url"
@@ -12,7 +14,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"  // registers the "postgres" driver
+	"github.com/lib/pq"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -113,10 +115,18 @@ func redact(raw string) string {
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
-	db, err := sqlx.Open("postgres", dsn)
+	c, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
+	return OpenPostgresConnector(ctx, c, dsn)
+}
+
+// OpenPostgresConnector is [Open] for PostgreSQL through a caller's connector: a wrapper
+// around lib/pq's (pq.NewConnector) that counts or traces statements, as tests do to keep
+// the statements per turn in sight. dsn is still needed for LISTEN connections.
+func OpenPostgresConnector(ctx context.Context, c driver.Connector, dsn string) (*Store, error) {
+	db := sqlx.NewDb(sql.OpenDB(c), "postgres")
 	db.SetMaxOpenConns(pgMaxOpenConns)
 	db.SetMaxIdleConns(pgMaxOpenConns)
 	db.SetConnMaxLifetime(pgConnMaxLifetime)
@@ -144,13 +154,34 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 //
 // An in-memory database (":memory:" or mode=memory) is private to one connection, so there
 // both roles share the single writer connection.
+//
+// A file database is locked for this process (lockSQLite): SQLite serves one process, and a
+// second one opening the same file fails with a message that says so.
 func openSQLite(ctx context.Context, path, query string) (*Store, error) {
 	memory := strings.Contains(path, ":memory:") || strings.Contains(query, "mode=memory")
+	var lock *os.File
 	if !memory {
 		if err := mkdirFor(path); err != nil {
 			return nil, err
 		}
+		var err error
+		if lock, err = lockSQLite(filePath(path)); err != nil {
+			return nil, err
+		}
 	}
+	st, err := openSQLitePools(ctx, path, query, memory)
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, err
+	}
+	st.lock = lock
+	return st, nil
+}
+
+// openSQLitePools opens the writer and reader pools described at openSQLite.
+func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Store, error) {
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite&_timezone=UTC", sqliteBusyTimeout)
 	writerDSN := joinQuery(path, query, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	w, err := openSQLitePool(ctx, writerDSN, 1)
@@ -189,17 +220,22 @@ func openSQLitePool(ctx context.Context, dsn string, conns int) (*sqlx.DB, error
 
 // mkdirFor creates the folder that will hold the SQLite file.
 func mkdirFor(path string) error {
+	dir := filepath.Dir(filePath(path))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("store: open sqlite: create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// filePath is the file system path of a SQLite database path or file: URI.
+func filePath(path string) string {
 	p := strings.TrimPrefix(path, "file:")
 	if strings.HasPrefix(p, "//") { // file://host/path or file:///path
 		if u, err := url.Parse("file:" + p); err == nil {
 			p = u.Path
 		}
 	}
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("store: open sqlite: create %s: %w", dir, err)
-	}
-	return nil
+	return p
 }
 
 // joinQuery builds path?query&extra.

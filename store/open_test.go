@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -55,7 +56,7 @@ func TestMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{"0001_init"}, first); diff != "" {
+			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user"}, first); diff != "" {
 				t.Errorf("first Migrate (-want +got):\n%s", diff)
 			}
 			second, err := fresh.Migrate(ctx)
@@ -64,6 +65,40 @@ func TestMigrate(t *testing.T) {
 			}
 		})
 
+		t.Run("0007 keeps a client_request_id reused across sessions on its first turn", func(t *testing.T) {
+			old := open(t, freshURL(t, s.Driver()), "")
+			if _, err := old.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Back to the schema before 0007: one client_request_id per session.
+			for _, q := range []string{`DROP INDEX messages_client_request_id_idx`,
+				`CREATE UNIQUE INDEX messages_client_request_id_idx ON messages (session_id, client_request_id) WHERE role = 'user' AND client_request_id <> ''`,
+				`DELETE FROM schema_migrations WHERE version = '0007_client_request_per_user'`} {
+				if err := old.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			u1, a1 := createTurn(t, old, newSession(t, old, "alice"), "first", "reused")
+			finish(t, old, a1, store.StatusCompleted)
+			// What the old code let a client do: the same id in another session.
+			u2, _ := turn(newSession(t, old, "alice"), "second", "reused")
+			u2.ID, u2.Role, u2.Status, u2.CreatedAt = "older-schema-user-2", "user", store.StatusCompleted, time.Now()
+			if err := old.InsertMessage(ctx, u2); err != nil {
+				t.Fatal(err)
+			}
+			if applied, err := old.Migrate(ctx); err != nil || !slices.Equal(applied, []string{"0007_client_request_per_user"}) {
+				t.Fatalf("Migrate over reused ids = %v, %v", applied, err)
+			}
+			first, _ := old.GetMessage(ctx, u1.ID, "alice")
+			second, _ := old.GetMessage(ctx, u2.ID, "alice")
+			if first.ClientRequestID != "reused" || second.ClientRequestID != "" {
+				t.Fatalf("client ids after 0007: first %q, second %q; want the first kept", first.ClientRequestID, second.ClientRequestID)
+			}
+		})
+
+		if s.Driver() == store.DriverSQLite {
+			return // a second opener of a SQLite file is refused: TestSQLiteServesOneProcess
+		}
 		t.Run("two instances at once", func(t *testing.T) {
 			u := freshURL(t, s.Driver())
 			stores := []*store.Store{open(t, u, ""), open(t, u, "")}
@@ -75,11 +110,34 @@ func TestMigrate(t *testing.T) {
 			}
 			wg.Wait()
 			all := slices.Concat(applied...)
-			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, []string{"0001_init"}) {
-				t.Errorf("concurrent Migrate: applied %v, errors %v; want 0001_init once", applied, errs)
+			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user"}
+			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, want) {
+				t.Errorf("concurrent Migrate: applied %v, errors %v; want %v once", applied, errs, want)
 			}
 		})
 	})
+}
+
+// TestSQLiteServesOneProcess checks that a second opener of the same SQLite file is refused
+// with a message that says why and what to use instead, and that closing (or dying, which
+// the kernel handles the same way) frees the file.
+func TestSQLiteServesOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	first, err := store.Open(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(t.Context(), "", dir)
+	if err == nil || !strings.Contains(err.Error(), "in use by another phaseflow process") || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Fatalf("second Open = %v, want a refusal naming the rule", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, "", dir)
+	if err := again.Ping(t.Context()); err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
 }
 
 func TestOpen(t *testing.T) {

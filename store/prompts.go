@@ -136,6 +136,24 @@ func (s *Store) activatePromptTx(ctx context.Context, tx *sqlx.Tx, id string) (*
 	return &p, nil
 }
 
+// ActivePrompts returns the body of every active prompt version in locale, by name: a turn
+// reads them once, in one query (usually none is active and the embedded files apply).
+func (s *Store) ActivePrompts(ctx context.Context, locale string) (map[string]string, error) {
+	var rows []struct {
+		Name string `db:"name"`
+		Body string `db:"body"`
+	}
+	err := s.rdb.SelectContext(ctx, &rows, s.rdb.Rebind(`SELECT name, body FROM prompts WHERE locale = ? AND active = ?`), locale, true)
+	if err != nil {
+		return nil, fmt.Errorf("store: active prompts: %w", err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Name] = r.Body
+	}
+	return out, nil
+}
+
 // ActivePrompt returns the active version of name in locale, or ErrNotFound when none is
 // active (the caller then uses the embedded file).
 func (s *Store) ActivePrompt(ctx context.Context, name, locale string) (*Prompt, error) {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // sessionColumns is the select list for Session; sqlx needs every column to have a field.
@@ -14,8 +16,16 @@ const sessionColumns = `id, user_id, title, locale, phase, status, artifacts, me
 // times (now) and the artifacts and metadata (an empty object), and writes them back into
 // sess so the caller holds exactly what was stored.
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
+	if err := s.insertSession(ctx, s.db, sess); err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	return nil
+}
+
+// insertSession is CreateSession on e (the pool, or CreateTurn's transaction).
+func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
 	if sess.UserID == "" {
-		return errors.New("store: create session: no user")
+		return errors.New("no user")
 	}
 	if sess.ID == "" {
 		sess.ID = newID()
@@ -27,14 +37,11 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 	sess.UpdatedAt = dbTime(sess.UpdatedAt)
 	sess.Artifacts = emptyObject(sess.Artifacts)
 	sess.Metadata = emptyObject(sess.Metadata)
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO sessions (`+sessionColumns+`)
+	_, err := e.ExecContext(ctx, s.db.Rebind(`INSERT INTO sessions (`+sessionColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
 		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
-	if err != nil {
-		return fmt.Errorf("store: create session: %w", err)
-	}
-	return nil
+	return err
 }
 
 // GetSession returns the session id if it belongs to userID, and ErrNotFound otherwise.
@@ -70,18 +77,40 @@ func (s *Store) ListSessions(ctx context.Context, userID string) ([]Session, err
 // matched by id and user id, so another user's session gives ErrNotFound. The last writer
 // wins: callers serialise updates of one session (the orchestrator does so per turn).
 func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
+	return s.updateSession(ctx, s.db, sess)
+}
+
+// updateSession is UpdateSession on e (the pool or a transaction).
+func (s *Store) updateSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
+	n, err := s.writeSession(ctx, e, sess, "")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// writeSession writes sess's mutable fields where its row matches, and cond (an extra
+// " AND …" with its args) holds; it returns the rows written.
+func (s *Store) writeSession(ctx context.Context, e sqlx.ExecerContext, sess *Session, cond string, condArgs ...any) (int64, error) {
 	sess.UpdatedAt = now()
 	sess.Artifacts = emptyObject(sess.Artifacts)
 	sess.Metadata = emptyObject(sess.Metadata)
-	res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET title = ?, locale = ?, phase = ?,
+	args := append([]any{sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata,
+		sess.PreviousResponseID, sess.UpdatedAt, sess.ID, sess.UserID}, condArgs...)
+	res, err := e.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET title = ?, locale = ?, phase = ?,
 		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
-		WHERE id = ? AND user_id = ?`),
-		sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata,
-		sess.PreviousResponseID, sess.UpdatedAt, sess.ID, sess.UserID)
+		WHERE id = ? AND user_id = ?`+cond), args...)
 	if err != nil {
-		return fmt.Errorf("store: update session: %w", err)
+		return 0, fmt.Errorf("store: update session: %w", err)
 	}
-	return oneRow(res, "update session")
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: update session: %w", err)
+	}
+	return n, nil
 }
 
 // utc puts the times of a scanned session in UTC: lib/pq returns the server's offset and
@@ -89,16 +118,4 @@ func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
 func (sess *Session) utc() {
 	sess.CreatedAt = sess.CreatedAt.UTC()
 	sess.UpdatedAt = sess.UpdatedAt.UTC()
-}
-
-// oneRow turns "no row matched" into ErrNotFound.
-func oneRow(res sql.Result, op string) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", op, err)
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }

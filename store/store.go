@@ -14,8 +14,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -40,6 +42,12 @@ type Store struct {
 	driver string
 	// dsn is the PostgreSQL connection string, kept for LISTEN connections.
 	dsn string
+	// lock is the SQLite file's process lock (see lockSQLite); nil on PostgreSQL.
+	lock *os.File
+
+	// stmts are the hot statements prepared on the pool (see prepared).
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 
 	// bg ends when the store closes, stopping listener goroutines; wg waits for them.
 	bg     context.Context
@@ -79,10 +87,18 @@ func (s *Store) Close() error {
 	s.stopBg()
 	s.wg.Wait()
 	var errs []error
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmtMu.Unlock()
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}
 	errs = append(errs, s.db.Close())
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,19 +20,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// jsonEqual compares JSON columns by meaning: PostgreSQL's jsonb reorders keys and
-// respaces, so bytes differ between the drivers.
-var jsonEqual = cmp.Transformer("json", func(j store.JSON) any {
-	var v any
-	if j.IsNull() {
-		return nil
-	}
-	if err := json.Unmarshal(j, &v); err != nil {
-		return fmt.Sprintf("invalid JSON %q", j)
-	}
-	return v
-})
-
 func newSession(t *testing.T, s *store.Store, userID string) *store.Session {
 	t.Helper()
 	sess := &store.Session{UserID: userID, Title: "t", Locale: "en", Phase: "strategy", Status: "active"}
@@ -48,21 +36,39 @@ func turn(sess *store.Session, text, clientRequestID string) (*store.Message, *s
 		&store.Message{}
 }
 
+// testOwner is the replica id the tests' generations are owned by.
+const testOwner = "replica-test"
+
+// testStart claims a new turn for testOwner with a lease that outlives any test.
+var testStart = store.TurnStart{Lease: store.Lease{Owner: testOwner, TTL: time.Hour}}
+
 func createTurn(t *testing.T, s *store.Store, sess *store.Session, text, clientRequestID string) (*store.Message, *store.Message) {
 	t.Helper()
 	u, a := turn(sess, text, clientRequestID)
-	if err := s.CreateTurn(t.Context(), u, a); err != nil {
+	if err := s.CreateTurn(t.Context(), u, a, testStart); err != nil {
 		t.Fatalf("CreateTurn(%q): %v", text, err)
 	}
 	return u, a
 }
 
+// commitEvents is CommitEvents for testOwner, with a lost message reported as an error.
+func commitEvents(ctx context.Context, s *store.Store, evs []store.Event) error {
+	lost, err := s.CommitEvents(ctx, testOwner, evs)
+	if err == nil && len(lost) > 0 {
+		err = fmt.Errorf("CommitEvents: lost %v", lost)
+	}
+	return err
+}
+
+// finish ends m's generation with a terminal event carrying its outcome, as a turn does.
 func finish(t *testing.T, s *store.Store, m *store.Message, status string) {
 	t.Helper()
 	m.Status = status
 	m.Content = "reply to " + m.ReplyTo
-	if err := s.FinishMessage(t.Context(), m); err != nil {
-		t.Fatalf("FinishMessage: %v", err)
+	m.LastEventID++
+	ev := store.Event{MessageID: m.ID, Seq: m.LastEventID, Name: "completed", Data: store.JSON(`{}`), Finish: m}
+	if err := commitEvents(t.Context(), s, []store.Event{ev}); err != nil {
+		t.Fatalf("finish: %v", err)
 	}
 }
 
@@ -79,7 +85,7 @@ func TestSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(alice, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(alice, got); diff != "" {
 				t.Errorf("GetSession (-created +got):\n%s", diff)
 			}
 			if string(got.Artifacts) != "{}" || string(got.Metadata) != "{}" {
@@ -149,7 +155,7 @@ func TestSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&upd, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(&upd, got); diff != "" {
 				t.Errorf("after UpdateSession (-want +got):\n%s", diff)
 			}
 		})
@@ -200,12 +206,13 @@ func TestCreateTurn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]store.Message{*u, *a}, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff([]store.Message{*u, *a}, got); diff != "" {
 				t.Errorf("stored turn (-want +got):\n%s", diff)
 			}
 		})
 
-		// Each case runs its steps in a new session of alice's.
+		// Each case runs its steps in a new session of alice's; client ids are prefixed with
+		// the case's name, since one names a single turn per user.
 		type step struct {
 			text, clientRequestID string
 			finishFirst           bool // finish every running assistant message before this step
@@ -231,7 +238,7 @@ func TestCreateTurn(t *testing.T) {
 				{text: "a"},
 				{text: "b", wantErr: "running"},
 			}},
-			{"new turn after FinishMessage", []step{
+			{"new turn after the terminal event", []step{
 				{text: "a", clientRequestID: "c1"},
 				{text: "b", clientRequestID: "c2", finishFirst: true},
 				{text: "c", finishFirst: true},
@@ -253,9 +260,13 @@ func TestCreateTurn(t *testing.T) {
 							}
 						}
 					}
-					u, a := turn(sess, st.text, st.clientRequestID)
-					err := s.CreateTurn(ctx, u, a)
-					checkTurnErr(t, i, err, st.wantErr, users, assistants, st.clientRequestID)
+					crid := st.clientRequestID
+					if crid != "" {
+						crid = tc.name + "/" + crid
+					}
+					u, a := turn(sess, st.text, crid)
+					err := s.CreateTurn(ctx, u, a, testStart)
+					checkTurnErr(t, i, err, st.wantErr, users, assistants, crid)
 					if err == nil {
 						users, assistants = append(users, u), append(assistants, a)
 					}
@@ -270,9 +281,37 @@ func TestCreateTurn(t *testing.T) {
 			})
 		}
 
-		t.Run("same client_request_id in another session", func(t *testing.T) {
-			createTurn(t, s, newSession(t, s, "alice"), "a", "shared")
-			createTurn(t, s, newSession(t, s, "alice"), "a", "shared")
+		t.Run("same client_request_id in another session of the user", func(t *testing.T) {
+			first := newSession(t, s, "alice")
+			u1, a1 := createTurn(t, s, first, "a", "shared")
+			u, a := turn(newSession(t, s, "alice"), "a", "shared")
+			var dup *store.DuplicateRequestError
+			if err := s.CreateTurn(ctx, u, a, testStart); !errors.As(err, &dup) ||
+				*dup != (store.DuplicateRequestError{UserMessageID: u1.ID, AssistantMessageID: a1.ID, SessionID: first.ID}) {
+				t.Fatalf("CreateTurn = %v, want the first turn and its session", err)
+			}
+			createTurn(t, s, newSession(t, s, "bob"), "a", "shared") // another user's ids are theirs
+		})
+
+		t.Run("a turn that starts its session", func(t *testing.T) {
+			fresh := &store.Session{ID: "fresh-1", UserID: "carol", Title: "", Locale: "en", Phase: "strategy", Status: "active"}
+			u, a := turn(fresh, "hello", "mobile-1")
+			start := testStart
+			start.NewSession = fresh
+			if err := s.CreateTurn(ctx, u, a, start); err != nil {
+				t.Fatal(err)
+			}
+			again := &store.Session{ID: "fresh-2", UserID: "carol", Locale: "en", Phase: "strategy", Status: "active"}
+			u2, a2 := turn(again, "hello", "mobile-1")
+			start.NewSession = again
+			var dup *store.DuplicateRequestError
+			if err := s.CreateTurn(ctx, u2, a2, start); !errors.As(err, &dup) || dup.SessionID != "fresh-1" || dup.AssistantMessageID != a.ID {
+				t.Fatalf("a repeated post without a session = %v, want the first turn in fresh-1", err)
+			}
+			sessions, err := s.ListSessions(ctx, "carol")
+			if err != nil || len(sessions) != 1 || sessions[0].ID != "fresh-1" {
+				t.Fatalf("carol's sessions %+v (%v), want fresh-1 alone: a repeat leaves no session behind", sessions, err)
+			}
 		})
 
 		ownerCases := []struct {
@@ -287,7 +326,7 @@ func TestCreateTurn(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				sess := newSession(t, s, "alice")
 				u := &store.Message{SessionID: tc.sessID(sess), UserID: tc.user, Content: "x"}
-				if err := s.CreateTurn(ctx, u, &store.Message{}); !errors.Is(err, store.ErrNotFound) {
+				if err := s.CreateTurn(ctx, u, &store.Message{}, testStart); !errors.Is(err, store.ErrNotFound) {
 					t.Fatalf("CreateTurn err = %v, want ErrNotFound", err)
 				}
 			})
@@ -312,7 +351,7 @@ func checkTurnErr(t *testing.T, i int, err error, want string, users, assistants
 		}
 		for j, u := range users {
 			if u.ClientRequestID == clientRequestID {
-				wantDup := store.DuplicateRequestError{UserMessageID: u.ID, AssistantMessageID: assistants[j].ID}
+				wantDup := store.DuplicateRequestError{UserMessageID: u.ID, AssistantMessageID: assistants[j].ID, SessionID: u.SessionID}
 				if *dup != wantDup {
 					t.Errorf("step %d: %+v, want %+v", i, *dup, wantDup)
 				}
@@ -351,7 +390,7 @@ func TestCreateTurnConcurrent(t *testing.T) {
 						u, a := turn(sess, fmt.Sprint("m", i), tc.clientRequest(i))
 						pairs[i] = [2]*store.Message{u, a}
 						<-start
-						errs[i] = s.CreateTurn(t.Context(), u, a)
+						errs[i] = s.CreateTurn(t.Context(), u, a, testStart)
 					})
 				}
 				close(start)
@@ -414,28 +453,23 @@ func TestMessages(t *testing.T) {
 			}
 		})
 
-		t.Run("status moves", func(t *testing.T) {
-			if err := s.SetMessageStatus(ctx, a1.ID, store.StatusStreaming); err != nil {
+		t.Run("status moves with its event", func(t *testing.T) {
+			working := store.Event{MessageID: a1.ID, Seq: 1, Name: "status", Data: store.JSON(`{"state":"working"}`), Status: store.StatusStreaming}
+			if err := commitEvents(ctx, s, []store.Event{working}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetMessageStatus(ctx, "no-such-message", store.StatusStreaming); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("SetMessageStatus(missing) err = %v, want ErrNotFound", err)
-			}
 			got, _ := s.GetMessage(ctx, a1.ID, "alice")
-			if got.Status != store.StatusStreaming {
-				t.Errorf("status %q, want streaming", got.Status)
+			if got.Status != store.StatusStreaming || got.LastEventID != 1 {
+				t.Errorf("status %q last_event_id %d, want streaming and 1", got.Status, got.LastEventID)
 			}
-		})
-
-		t.Run("unfinished", func(t *testing.T) {
-			got, err := s.ListUnfinishedMessages(ctx)
-			if err != nil || len(got) != 1 || got[0].ID != a1.ID {
-				t.Fatalf("ListUnfinishedMessages = %v, %v; want [%s]", got, err, a1.ID)
+			bad := store.Event{MessageID: a1.ID, Seq: 2, Name: "status", Data: store.JSON(`{}`), Status: store.StatusPending}
+			if err := commitEvents(ctx, s, []store.Event{bad}); err == nil {
+				t.Error("an event moving a message back to pending was accepted")
 			}
 		})
 
 		t.Run("finish round-trips JSON and NULLs", func(t *testing.T) {
-			done := time.Date(2026, 11, 22, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
+			before := time.Now().Add(-time.Second)
 			a1.Status = store.StatusCompleted
 			a1.Content = "<final>你好</final>"
 			a1.ResponseID = "resp_1"
@@ -446,42 +480,41 @@ func TestMessages(t *testing.T) {
 			a1.Usage = store.JSON(`{"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}`)
 			a1.Error = nil
 			a1.Metadata = store.JSON("null") // the literal null is stored as NULL
-			a1.LastEventID = 7
-			a1.CompletedAt = &done
-			if err := s.FinishMessage(ctx, a1); err != nil {
+			done := store.Event{MessageID: a1.ID, Seq: 2, Name: "completed", Data: store.JSON(`{}`), Finish: a1}
+			if err := commitEvents(ctx, s, []store.Event{done}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.GetMessage(ctx, a1.ID, "alice")
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := *a1
-			want.Metadata = nil
-			if diff := cmp.Diff(&want, got, jsonEqual); diff != "" {
-				t.Errorf("after FinishMessage (-want +got):\n%s", diff)
+			if got.CompletedAt == nil || got.CompletedAt.Before(before) || got.CompletedAt.After(time.Now().Add(time.Second)) {
+				t.Fatalf("CompletedAt = %v, want the time of the terminal event", got.CompletedAt)
 			}
-			if !got.CompletedAt.Equal(done.Truncate(time.Microsecond)) {
-				t.Errorf("CompletedAt %v, want %v to the microsecond", got.CompletedAt, done)
+			want := *a1
+			want.Metadata, want.LastEventID, want.CompletedAt = nil, 2, got.CompletedAt
+			if diff := cmp.Diff(&want, got); diff != "" {
+				t.Errorf("after the terminal event (-want +got):\n%s", diff)
 			}
 		})
 
-		t.Run("finish refuses a running status and unknown ids", func(t *testing.T) {
-			m := *a1
-			m.Status = store.StatusStreaming
-			if err := s.FinishMessage(ctx, &m); err == nil {
-				t.Error("FinishMessage(streaming) = nil, want an error")
+		t.Run("nothing is written after the terminal event", func(t *testing.T) {
+			lost, err := s.CommitEvents(ctx, testOwner, events(a1.ID, 3, 3))
+			if err != nil || len(lost) != 1 || lost[0] != a1.ID {
+				t.Fatalf("CommitEvents after the end = %v, %v; want the message reported lost", lost, err)
 			}
-			m.Status, m.ID = store.StatusFailed, "no-such-message"
-			if err := s.FinishMessage(ctx, &m); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("FinishMessage(missing) = %v, want ErrNotFound", err)
+			if got, _ := s.ListEvents(ctx, a1.ID, 2, 0); len(got) != 0 {
+				t.Errorf("events %v written after the terminal event", seqs(got))
 			}
 		})
 
 		t.Run("invalid JSON is refused", func(t *testing.T) {
-			m := *a1
-			m.GenUI = store.JSON(`{"broken"`)
-			if err := s.FinishMessage(ctx, &m); err == nil {
-				t.Error("FinishMessage with invalid JSON = nil, want an error")
+			_, other := createTurn(t, s, newSession(t, s, "alice"), "json", "")
+			other.Status = store.StatusFailed
+			other.GenUI = store.JSON(`{"broken"`)
+			done := store.Event{MessageID: other.ID, Seq: 1, Name: "error", Data: store.JSON(`{}`), Finish: other}
+			if err := commitEvents(ctx, s, []store.Event{done}); err == nil {
+				t.Error("a finish with invalid JSON = nil, want an error")
 			}
 		})
 
@@ -571,11 +604,11 @@ func TestConcurrentWriters(t *testing.T) {
 			wg.Go(func() {
 				for r := range rounds {
 					u, a := turn(sess, fmt.Sprint(r), "")
-					if err := s.CreateTurn(t.Context(), u, a); err != nil {
+					if err := s.CreateTurn(t.Context(), u, a, testStart); err != nil {
 						errs <- err
 						return
 					}
-					if err := s.AppendEvents(t.Context(), events(a.ID, 1, 5)); err != nil {
+					if err := commitEvents(t.Context(), s, events(a.ID, 1, 5)); err != nil {
 						errs <- err
 						return
 					}
@@ -584,7 +617,8 @@ func TestConcurrentWriters(t *testing.T) {
 						return
 					}
 					a.Status = store.StatusCompleted
-					if err := s.FinishMessage(t.Context(), a); err != nil {
+					done := store.Event{MessageID: a.ID, Seq: 6, Name: "completed", Data: store.JSON(`{}`), Finish: a}
+					if err := commitEvents(t.Context(), s, []store.Event{done}); err != nil {
 						errs <- err
 						return
 					}
@@ -595,6 +629,56 @@ func TestConcurrentWriters(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
+		}
+	})
+}
+
+// TestCreateTurnConcurrentNewSessions: a mobile client that repeats POST /api/v1/messages
+// without a session (a lost answer, a retry) from several connections at once gets one
+// turn in one session; the others are told which.
+func TestCreateTurnConcurrentNewSessions(t *testing.T) {
+	const writers = 6
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		pairs := make([][2]*store.Message, writers)
+		start := make(chan struct{})
+		for i := range writers {
+			wg.Go(func() {
+				fresh := &store.Session{ID: fmt.Sprint("mobile-", i), UserID: "dora", Locale: "en", Phase: "strategy", Status: "active"}
+				u, a := turn(fresh, "hello", "retry-me")
+				pairs[i] = [2]*store.Message{u, a}
+				ts := testStart
+				ts.NewSession = fresh
+				<-start
+				errs[i] = s.CreateTurn(t.Context(), u, a, ts)
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				if winner >= 0 {
+					t.Fatalf("writers %d and %d both started a turn", winner, i)
+				}
+				winner = i
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("no writer succeeded: %v", errs)
+		}
+		for i, err := range errs {
+			if i == winner {
+				continue
+			}
+			var dup *store.DuplicateRequestError
+			if !errors.As(err, &dup) || dup.AssistantMessageID != pairs[winner][1].ID || dup.SessionID != pairs[winner][0].SessionID {
+				t.Errorf("writer %d: %v, want the winner's turn and session", i, err)
+			}
+		}
+		if sessions, err := s.ListSessions(t.Context(), "dora"); err != nil || len(sessions) != 1 {
+			t.Fatalf("dora has %d sessions (%v), want 1", len(sessions), err)
 		}
 	})
 }

@@ -8,20 +8,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-)
 
-// Strategy statuses and backtest statuses (orchestrator.md §3). UpsertStrategy writes the
-// first of each list when a new strategy leaves them empty; other values are stored as
-// given, since the orchestrator owns the vocabulary.
-const (
-	StrategyDraft     = "draft"
-	StrategyValidated = "validated"
-	StrategyConfirmed = "confirmed"
-
-	BacktestNone      = "none"
-	BacktestRunning   = "running"
-	BacktestCompleted = "completed"
-	BacktestFailed    = "failed"
+	"github.com/phaseflow/phaseflow/phases"
 )
 
 // Strategy is a trading strategy drafted in a session's strategy phase. It is a row of its
@@ -160,8 +148,8 @@ func (s *Store) checkStrategySession(ctx context.Context, tx *sqlx.Tx, st *Strat
 // update path needs to know which fields were empty).
 func newStrategyRow(st *Strategy) *Strategy {
 	row := *st
-	row.Status = cmpOr(row.Status, StrategyDraft)
-	row.BacktestStatus = cmpOr(row.BacktestStatus, BacktestNone)
+	row.Status = cmpOr(row.Status, phases.StrategyDraft)
+	row.BacktestStatus = cmpOr(row.BacktestStatus, phases.BacktestNone)
 	row.Spec = emptyObject(row.Spec)
 	row.CreatedAt = orNow(row.CreatedAt)
 	if row.UpdatedAt.IsZero() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
@@ -29,7 +30,7 @@ func TestStrategies(t *testing.T) {
 		first := upsert(t, s, &store.Strategy{UserID: "alice", SessionID: sess.ID, Name: "momentum"})
 
 		t.Run("insert fills defaults", func(t *testing.T) {
-			if first.ID == "" || first.Status != store.StrategyDraft || first.BacktestStatus != store.BacktestNone ||
+			if first.ID == "" || first.Status != phases.StrategyDraft || first.BacktestStatus != phases.BacktestNone ||
 				string(first.Spec) != "{}" || first.CreatedAt.IsZero() || !first.UpdatedAt.Equal(first.CreatedAt) {
 				t.Fatalf("inserted strategy = %+v", first)
 			}
@@ -37,7 +38,7 @@ func TestStrategies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(first, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(first, got); diff != "" {
 				t.Errorf("GetStrategy (-upserted +got):\n%s", diff)
 			}
 		})
@@ -53,19 +54,19 @@ func TestStrategies(t *testing.T) {
 				b.Name, b.Spec = "momentum v2", spec
 				return b
 			}},
-			{"status only keeps name and spec", store.Strategy{Status: store.StrategyValidated}, func(b store.Strategy) store.Strategy {
-				b.Status = store.StrategyValidated
+			{"status only keeps name and spec", store.Strategy{Status: phases.StrategyValidated}, func(b store.Strategy) store.Strategy {
+				b.Status = phases.StrategyValidated
 				return b
 			}},
-			{"literal null spec keeps the spec", store.Strategy{Spec: store.JSON("null"), BacktestStatus: store.BacktestRunning},
+			{"literal null spec keeps the spec", store.Strategy{Spec: store.JSON("null"), BacktestStatus: phases.BacktestRunning},
 				func(b store.Strategy) store.Strategy {
-					b.BacktestStatus = store.BacktestRunning
+					b.BacktestStatus = phases.BacktestRunning
 					return b
 				}},
 			{"session and created_at are kept", store.Strategy{SessionID: newSession(t, s, "alice").ID,
-				CreatedAt: time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), BacktestStatus: store.BacktestCompleted},
+				CreatedAt: time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), BacktestStatus: phases.BacktestCompleted},
 				func(b store.Strategy) store.Strategy {
-					b.BacktestStatus = store.BacktestCompleted
+					b.BacktestStatus = phases.BacktestCompleted
 					return b
 				}},
 		}
@@ -83,14 +84,14 @@ func TestStrategies(t *testing.T) {
 					t.Errorf("UpdatedAt %v not after %v", in.UpdatedAt, before.UpdatedAt)
 				}
 				want.UpdatedAt = in.UpdatedAt
-				if diff := cmp.Diff(want, in, jsonEqual); diff != "" {
+				if diff := cmp.Diff(want, in); diff != "" {
 					t.Errorf("written back (-want +got):\n%s", diff)
 				}
 				got, err := s.GetStrategy(ctx, first.ID, "alice")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(&want, got, jsonEqual); diff != "" {
+				if diff := cmp.Diff(&want, got); diff != "" {
 					t.Errorf("stored (-want +got):\n%s", diff)
 				}
 			})
@@ -98,12 +99,12 @@ func TestStrategies(t *testing.T) {
 
 		t.Run("insert with a chosen id", func(t *testing.T) {
 			st := upsert(t, s, &store.Strategy{ID: "tool-made-id", UserID: "alice", SessionID: sess.ID,
-				Status: store.StrategyValidated, Spec: spec})
+				Status: phases.StrategyValidated, Spec: spec})
 			got, err := s.GetStrategy(ctx, "tool-made-id", "alice")
-			if err != nil || got.Status != store.StrategyValidated || got.BacktestStatus != store.BacktestNone {
+			if err != nil || got.Status != phases.StrategyValidated || got.BacktestStatus != phases.BacktestNone {
 				t.Fatalf("GetStrategy = %+v, %v", got, err)
 			}
-			if diff := cmp.Diff(st, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(st, got); diff != "" {
 				t.Errorf("GetStrategy (-upserted +got):\n%s", diff)
 			}
 		})
@@ -134,7 +135,7 @@ func TestStrategies(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(before, after, jsonEqual); diff != "" {
+				if diff := cmp.Diff(before, after); diff != "" {
 					t.Errorf("strategy changed by a refused upsert (-before +after):\n%s", diff)
 				}
 			})
@@ -144,7 +145,7 @@ func TestStrategies(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			newest := upsert(t, s, &store.Strategy{UserID: "alice", SessionID: sess.ID, Name: "mean reversion"})
 			// Updating an older strategy does not make it the latest.
-			upsert(t, s, &store.Strategy{ID: first.ID, UserID: "alice", Status: store.StrategyConfirmed})
+			upsert(t, s, &store.Strategy{ID: first.ID, UserID: "alice", Status: phases.StrategyConfirmed})
 			got, err := s.LatestStrategy(ctx, sess.ID, "alice")
 			if err != nil {
 				t.Fatal(err)

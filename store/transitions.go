@@ -36,10 +36,10 @@ const transitionColumns = `id, session_id, from_phase, to_phase, reason,
 // The session row is written only if its stored phase still equals t.FromPhase (a
 // compare-and-set): otherwise the error wraps ErrPhaseChanged, because another request
 // moved it meanwhile, and nothing is written. The columns written come from sess: phase
-// (which must equal t.ToPhase), status, artifacts, metadata and previous_response_id (a
-// new phase starts a fresh upstream chain, so the orchestrator clears it in the same
-// write); updated_at is stamped with the current time, as UpdateSession does. Title and
-// locale are left alone. The row is matched by sess.ID and
+// (which must equal t.ToPhase), status, title (a turn that moves the phase may also name
+// the session), artifacts, metadata and previous_response_id (a new phase starts a fresh
+// upstream chain, so the orchestrator clears it in the same write); updated_at is stamped
+// with the current time, as UpdateSession does. The locale is left alone. The row is matched by sess.ID and
 // sess.UserID, so another user's session gives ErrNotFound. The transition gets an id,
 // its session and a time (the same instant as updated_at) where empty; a MessageID must
 // name an existing message. On success sess.UpdatedAt and the filled fields of t are
@@ -95,10 +95,10 @@ func prepareMove(sess *Session, t *Transition) error {
 // setPhase is the compare-and-set of MovePhase: it updates the session only while its
 // stored phase is from, and says why when no row matched.
 func (s *Store) setPhase(ctx context.Context, tx *sqlx.Tx, sess *Session, from string, updatedAt time.Time) error {
-	res, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET phase = ?, status = ?,
+	res, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET phase = ?, status = ?, title = ?,
 		artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
 		WHERE id = ? AND user_id = ? AND phase = ?`),
-		sess.Phase, sess.Status, sess.Artifacts, sess.Metadata, sess.PreviousResponseID, updatedAt,
+		sess.Phase, sess.Status, sess.Title, sess.Artifacts, sess.Metadata, sess.PreviousResponseID, updatedAt,
 		sess.ID, sess.UserID, from)
 	if err != nil {
 		return fmt.Errorf("store: move phase: %w", err)

@@ -65,11 +65,11 @@ func TestMovePhase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(next, got, jsonEqual); diff != "" {
+			if diff := cmp.Diff(next, got); diff != "" {
 				t.Errorf("session (-moved +stored):\n%s", diff)
 			}
 			moves := state(t, "stress_test", 1)
-			if diff := cmp.Diff(*tr, moves[0], jsonEqual); diff != "" {
+			if diff := cmp.Diff(*tr, moves[0]); diff != "" {
 				t.Errorf("transition (-written +listed):\n%s", diff)
 			}
 			*sess = *got
@@ -115,7 +115,7 @@ func TestMovePhase(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(sess, got, jsonEqual); diff != "" {
+				if diff := cmp.Diff(sess, got); diff != "" {
 					t.Errorf("session changed by a refused move (-before +after):\n%s", diff)
 				}
 			})

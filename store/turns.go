@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // createTurnAttempts bounds the retries of CreateTurn when a unique index fired but the
@@ -15,40 +12,41 @@ import (
 const createTurnAttempts = 3
 
 // CreateTurn stores one chat turn: the user message and the assistant message that will
-// answer it (status pending), in one transaction, so a turn never exists half. It fills
+// answer it (status pending), claimed by start.Lease, with the first events of its log
+// (start.Events, e.g. status queued), in one transaction, so a turn never exists half and
+// its log never starts late. It fills
 // ids, roles, times (the assistant's one microsecond after the user's, so the pair sorts
 // in order), the assistant's session, user, phase and request ids from the user message,
 // and links the pair: the assistant's ReplyTo is the user message id and it carries a copy
 // of the client_request_id.
 //
+// With start.NewSession the session is created in the same transaction (user.SessionID
+// must name it); otherwise it must exist.
+//
 // Errors, checked in this order:
 //   - ErrNotFound when the session does not exist or is not user.UserID's;
 //   - *DuplicateRequestError when user.ClientRequestID is set and an earlier user message
-//     of the session has it: the error names that message and its reply, and nothing is
-//     written (the API answers the earlier turn again);
+//     of the same user has it, in any session: the error names that message, its reply
+//     and its session, and nothing is written (not the new session either: the API
+//     answers the earlier turn again);
 //   - *GenerationRunningError when the session already has a pending or streaming
 //     assistant message.
 //
 // The checks run inside the transaction with the session row locked (PostgreSQL, FOR
 // UPDATE) or the write lock held (SQLite, BEGIN IMMEDIATE on the one writer connection);
-// the partial unique indexes stay as the last line, and their violations map to the same
-// errors.
-func (s *Store) CreateTurn(ctx context.Context, user, assistant *Message) error {
+// the partial unique indexes (one running generation per session, one client_request_id
+// per user) stay as the last line, and their violations map to the same errors.
+func (s *Store) CreateTurn(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if err := prepareTurn(user, assistant); err != nil {
 		return err
 	}
 	for attempt := 1; ; attempt++ {
-		err := s.createTurnTx(ctx, user, assistant)
-		if idx, unique := uniqueViolation(err); !unique || (idx != idxOneRunning && idx != idxClientRequestID) {
+		err := s.createTurnTx(ctx, user, assistant, start)
+		if idx, unique := uniqueViolation(err); !unique || (idx != idxOneRunning && idx != idxClientRequestID) || attempt == createTurnAttempts {
 			return err
 		}
-		// A concurrent turn got past the checks first. Name it.
-		if conflict := s.turnConflict(ctx, s.db, user.SessionID, user.ClientRequestID); conflict != nil {
-			return conflict
-		}
-		if attempt == createTurnAttempts {
-			return err
-		}
+		// A concurrent turn got past the checks first and has committed since: the next
+		// attempt's lock finds it and names it (or finds it gone and goes ahead).
 	}
 }
 
@@ -87,68 +85,6 @@ func prepareTurn(user, assistant *Message) error {
 	}
 	assistant.CreatedAt = dbTime(assistant.CreatedAt)
 	return nil
-}
-
-func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: create turn: %w", err)
-	}
-	defer tx.Rollback()
-	lock := `SELECT id FROM sessions WHERE id = ? AND user_id = ?`
-	if s.isPostgres() {
-		lock += ` FOR UPDATE`
-	}
-	var id string
-	err = tx.GetContext(ctx, &id, s.db.Rebind(lock), user.SessionID, user.UserID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("store: create turn: %w", err)
-	}
-	if err := s.turnConflict(ctx, tx, user.SessionID, user.ClientRequestID); err != nil {
-		return err
-	}
-	for _, m := range []*Message{user, assistant} {
-		if err := s.insertMessage(ctx, tx, m); err != nil {
-			return fmt.Errorf("store: create turn: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: create turn: commit: %w", err)
-	}
-	return nil
-}
-
-// turnConflict returns a *DuplicateRequestError, a *GenerationRunningError, another error
-// when the look-up failed, or nil when a new turn may start.
-func (s *Store) turnConflict(ctx context.Context, q sqlx.QueryerContext, sessionID, clientRequestID string) error {
-	if clientRequestID != "" {
-		var dup DuplicateRequestError
-		err := q.QueryRowxContext(ctx, s.db.Rebind(`SELECT u.id, COALESCE(a.id, '') FROM messages u
-			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
-			WHERE u.session_id = ? AND u.role = 'user' AND u.client_request_id = ?
-			ORDER BY a.created_at DESC LIMIT 1`), sessionID, clientRequestID).Scan(&dup.UserMessageID, &dup.AssistantMessageID)
-		switch {
-		case err == nil:
-			return &dup
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("store: create turn: find client_request_id: %w", err)
-		}
-	}
-	var running GenerationRunningError
-	err := q.QueryRowxContext(ctx, s.db.Rebind(`SELECT id FROM messages
-		WHERE session_id = ? AND role = 'assistant' AND status IN ('pending', 'streaming')
-		LIMIT 1`), sessionID).Scan(&running.MessageID)
-	switch {
-	case err == nil:
-		return &running
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	default:
-		return fmt.Errorf("store: create turn: find running generation: %w", err)
-	}
 }
 
 // cmpOr returns v, or def when v is empty.

@@ -16,6 +16,15 @@ var (
 	// the move starts from: another request moved it meanwhile. Nothing was written; the
 	// caller reloads the session and decides again (the API answers 409).
 	ErrPhaseChanged = errors.New("store: session phase changed meanwhile")
+
+	// ErrMessageFinished is returned by RequestCancel for a message whose generation has
+	// already ended: there is nothing left to stop (the API answers 409).
+	ErrMessageFinished = errors.New("store: the message has already finished")
+
+	// ErrUnavailable marks an error caused by the database being unreachable (refused or
+	// dropped connections, a server shutting down). Check it with [IsUnavailable], which
+	// also recognises the drivers' own errors; the API answers 503 database_unavailable.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // GenerationRunningError reports that the session already has an assistant message being
@@ -27,10 +36,11 @@ func (e *GenerationRunningError) Error() string {
 	return "store: a generation is already running in this session (message " + e.MessageID + ")"
 }
 
-// DuplicateRequestError reports that a turn with the same client_request_id already exists
-// in the session; the API answers the earlier message again instead of starting a second
-// generation.
-type DuplicateRequestError struct{ UserMessageID, AssistantMessageID string }
+// DuplicateRequestError reports that the user already started a turn with the same
+// client_request_id, in this session or another (a client_request_id names one turn per
+// user, whatever the route); the API answers the earlier message and its session again
+// instead of starting a second generation.
+type DuplicateRequestError struct{ UserMessageID, AssistantMessageID, SessionID string }
 
 // Error implements error; the message names the earlier assistant message for logs.
 func (e *DuplicateRequestError) Error() string {
@@ -89,18 +99,73 @@ type Message struct {
 	CreatedAt       time.Time  `db:"created_at" json:"created_at"`
 	CompletedAt     *time.Time `db:"completed_at" json:"completed_at"`
 
+	// Owner is the replica that runs (or ran) the generation of an assistant message; see
+	// [Lease]. Empty on user messages.
+	Owner string `db:"owner" json:"-"`
+
 	// ReplyTo is, on an assistant message, the id of the user message it answers (set by
 	// CreateTurn; a repeated client_request_id finds the earlier pair through it). Empty
 	// on user messages.
 	ReplyTo string `db:"reply_to" json:"reply_to,omitempty"`
+
+	// Records, on a terminal event's outcome (Event.Finish), are what the turn recorded
+	// besides these columns (its MCP calls, its upstream traces), written in the same
+	// transaction. Not a column; never read back.
+	Records *TurnRecords `db:"-" json:"-"`
 }
 
 // Event is one entry of a message's durable event log: Seq is its position (1, 2, 3 …
 // without gaps) and becomes the SSE id; Data is the JSON payload sent to clients.
+//
+// Status and Finish are not columns of the log: they are what the event does to its
+// message row, written in the same transaction as the event by [Store.CommitEvents], so
+// the row never says what the log does not show (a message is completed exactly when its
+// completed event is in the log).
 type Event struct {
 	MessageID string    `db:"message_id"`
 	Seq       int64     `db:"seq"`
 	Name      string    `db:"name"`
 	Data      JSON      `db:"data"`
 	CreatedAt time.Time `db:"created_at"`
+
+	// Status, when set, is the message status this event moves the message to (the
+	// working event moves it to streaming).
+	Status string `db:"-"`
+	// Finish, on a terminal event, holds the message's outcome: its status (terminal) and
+	// result columns (content, response id, tool calls, GenUI, patch, validation, usage,
+	// error, metadata), and the turn's Records (MCP call rows, traces).
+	Finish *Message `db:"-"`
+}
+
+// Lease is a replica's claim on the generations it runs (orchestrator.md §5). Owner is the
+// replica id; the claim lasts TTL from its last renewal, measured by the database's clock.
+// Only a generation whose lease has expired may be taken over by another replica.
+type Lease struct {
+	Owner string
+	TTL   time.Duration
+}
+
+// TurnStart is how a new generation begins in [Store.CreateTurn]: the lease of the replica
+// that will run it, and the first events of its log, written in the same transaction so
+// that whoever learns the message id finds its log already started.
+type TurnStart struct {
+	Lease  Lease
+	Events []Event
+	// NewSession, when set, is the session the turn starts (POST /api/v1/messages without
+	// a session): it is created in the same transaction, and only if the turn is no
+	// repeat of an earlier client_request_id, so a repeated post leaves nothing behind.
+	// The user message's SessionID must be its id.
+	NewSession *Session
+	// Prepare, when set, is called inside the transaction with the session row, locked:
+	// it may change the session's metadata (written back in the same transaction), and it
+	// returns the first events of the log, which can then name the session's phase. They
+	// come after Events.
+	Prepare func(sess *Session) ([]Event, error)
+}
+
+// LeaseState is one generation a replica still owns after [Store.RenewLeases], with
+// whether a cancel was requested for it through any replica.
+type LeaseState struct {
+	MessageID       string `db:"id"`
+	CancelRequested bool   `db:"cancel_requested"`
 }

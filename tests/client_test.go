@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,17 +148,51 @@ func (st *sseStream) readAll(t *testing.T) []sseEvent {
 	}
 }
 
-// reply assembles the reply text the way a client does: deltas in seq order, starting over
-// on status: retrying.
+// reply assembles the reply text the way the contract's client does (sse-contract.md §5):
+// deltas in seq order, and on status: retrying the deltas with seq up to
+// discard_through_seq dropped.
 func reply(evs []sseEvent) string {
-	var b strings.Builder
+	type delta struct {
+		seq  float64
+		text string
+	}
+	var ds []delta
 	for _, ev := range evs {
 		switch {
 		case ev.Name == "status" && ev.Data["state"] == "retrying":
-			b.Reset()
+			through, ok := ev.Data["discard_through_seq"].(float64)
+			kept := ds[:0]
+			for _, d := range ds {
+				if ok && d.seq > through {
+					kept = append(kept, d)
+				}
+			}
+			ds = kept
 		case ev.Name == "content_delta":
-			b.WriteString(ev.Data["delta"].(string))
+			ds = append(ds, delta{ev.Data["seq"].(float64), ev.Data["delta"].(string)})
 		}
+	}
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].seq < ds[j].seq })
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.text)
+	}
+	return b.String()
+}
+
+// plainReply is what a client that knows nothing of retries assembles: every delta, in
+// seq order, status events ignored.
+func plainReply(evs []sseEvent) string {
+	var ds []sseEvent
+	for _, ev := range evs {
+		if ev.Name == "content_delta" {
+			ds = append(ds, ev)
+		}
+	}
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Data["seq"].(float64) < ds[j].Data["seq"].(float64) })
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.Data["delta"].(string))
 	}
 	return b.String()
 }

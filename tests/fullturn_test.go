@@ -517,13 +517,14 @@ func checkMCPContext(t *testing.T, s *server, rec recorded, user, sid, strategyI
 		}
 		tokens[label] = tok
 	}
+	verifier := s.mcpVerifier()
 	for _, label := range mcpLabels {
 		tok, ok := tokens[label]
 		if !ok {
 			t.Errorf("the upstream got no MCP tool with an x-mcp-context for server %s (got %v)", label, labelsOf(tokens))
 			continue
 		}
-		c, err := s.auth.VerifyMCPContext(tok, label)
+		c, err := verifier.Verify(tok, label)
 		if err != nil {
 			t.Errorf("x-mcp-context for %s does not verify for its own label: %v", label, err)
 			continue
@@ -542,7 +543,7 @@ func checkMCPContext(t *testing.T, s *server, rec recorded, user, sid, strategyI
 			if otherLabel == label {
 				continue
 			}
-			if _, err := s.auth.VerifyMCPContext(tok, otherLabel); err == nil {
+			if _, err := verifier.Verify(tok, otherLabel); err == nil {
 				t.Errorf("the x-mcp-context given to %s verifies for %s too; a token must be useless at another server", label, otherLabel)
 			}
 		}

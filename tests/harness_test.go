@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
@@ -128,7 +130,15 @@ type server struct {
 // may override the defaults (e.g. PHASEFLOW_SHUTDOWN_GRACE).
 func startServer(t *testing.T, extraEnv ...string) *server {
 	t.Helper()
+	return startServerWith(t, func(string) []string { return extraEnv })
+}
+
+// startServerWith is startServer with settings that depend on the mock's URL (its MCP
+// servers, an upstreams file pointing at it).
+func startServerWith(t *testing.T, extra func(mockURL string) []string) *server {
+	t.Helper()
 	_, mockURL := start(t, "PHASEFLOW_UPSTREAM_URL=", nil, "mock-upstream", "--addr", "127.0.0.1:0")
+	extraEnv := extra(mockURL)
 	dsn := storetest.PostgresDSN(t)
 	env := append([]string{
 		"PHASEFLOW_ADDR=127.0.0.1:0",
@@ -139,6 +149,7 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 		"PHASEFLOW_UPSTREAM_MODEL=scripted-model",
 		"PHASEFLOW_HEARTBEAT_INTERVAL=200ms",
 		"PHASEFLOW_SHUTDOWN_GRACE=5s",
+		"PHASEFLOW_LEASE_TTL=2s", // a crashed server's turns end within seconds
 		"PHASEFLOW_MCP_SERVERS=" + testMCPServers,
 	}, extraEnv...)
 	p, addr := start(t, "phaseflow listening on ", env, "serve")
@@ -163,6 +174,21 @@ func (s *server) adminToken(sub string) string {
 		s.t.Fatal(err)
 	}
 	return tok
+}
+
+// mcpVerifier is what an MCP server runs: a verifier over the JWK Set the server publishes
+// at GET /.well-known/jwks.json, fetched without any credential.
+func (s *server) mcpVerifier() *mcpcontext.Verifier {
+	s.t.Helper()
+	resp := s.call(ctxFor(s.t, 10*time.Second), http.MethodGet, "/.well-known/jwks.json", "", nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("GET /.well-known/jwks.json: %d", resp.StatusCode)
+	}
+	v, err := mcpcontext.NewVerifier([]byte(readAllString(s.t, resp)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return v
 }
 
 // token signs a user token for sub.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phaseflow/phaseflow/internal/langtest"
 )
 
 // walk drives one session through the API, turn by turn, and keeps what each step needs.
@@ -64,23 +66,45 @@ func (w *walk) expectPhase(phase string) {
 	}
 }
 
-// lastUserInput is the text of the last user input the upstream received.
+// lastUserInput is the text of the last user input the upstream received (the last user
+// message on the Chat Completions wire).
 func (w *walk) lastUserInput() string {
 	w.t.Helper()
-	in := w.lastRecorded().Input
-	return in[len(in)-1].Content
+	body := w.lastRecorded()
+	if in := body.Input; len(in) > 0 {
+		return in[len(in)-1].Content
+	}
+	for i := len(body.Messages) - 1; i >= 0; i-- {
+		if m := body.Messages[i]; m.Role == "user" && m.Content != nil {
+			return *m.Content
+		}
+	}
+	w.t.Fatal("the last request carried no user input")
+	return ""
 }
 
 // recordedBody is the part of a request body the scripted upstream recorded that the walk
-// looks at.
+// looks at: a Responses request's input, or a chat request's messages.
 type recordedBody struct {
 	Instructions string                           `json:"instructions"`
 	Tools        []json.RawMessage                `json:"tools"`
 	Input        []struct{ Role, Content string } `json:"input"`
+	Messages     []struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+	} `json:"messages"`
 }
 
 // lastRecorded returns the body of the last request the upstream received.
 func (w *walk) lastRecorded() recordedBody {
+	w.t.Helper()
+	all := w.recorded()
+	return all[len(all)-1]
+}
+
+// recorded returns the bodies of the requests the upstream received, oldest first (the
+// scripted upstream keeps the last 100).
+func (w *walk) recorded() []recordedBody {
 	w.t.Helper()
 	var rec struct {
 		Requests []struct {
@@ -95,7 +119,11 @@ func (w *walk) lastRecorded() recordedBody {
 	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil || len(rec.Requests) == 0 {
 		w.t.Fatalf("recorded requests: %v (%d)", err, len(rec.Requests))
 	}
-	return rec.Requests[len(rec.Requests)-1].Body
+	out := make([]recordedBody, len(rec.Requests))
+	for i, r := range rec.Requests {
+		out[i] = r.Body
+	}
+	return out
 }
 
 // expectCarryover checks that this phase's first turn got the carryover block before the
@@ -129,7 +157,11 @@ func TestPhasesWalkFromStrategyToCompleted(t *testing.T) {
 }
 
 func walkAllPhases(t *testing.T, locale string) {
-	s := startServer(t)
+	walkPhases(t, startServer(t), locale)
+}
+
+// walkPhases drives a session of s through every phase to completed.
+func walkPhases(t *testing.T, s *server, locale string) {
 	w := &walk{t: t, s: s, tok: s.token("walker-" + locale)}
 	w.sid = s.newSession(w.tok, locale)
 	say := func(en, zh string) (map[string]any, map[string]any) {
@@ -140,7 +172,8 @@ func walkAllPhases(t *testing.T, locale string) {
 	}
 
 	// Strategy: drafted (validate_strategy), backtested, then confirmed through the route.
-	say("Draft a BTC momentum strategy", "帮我起草一个比特币动量策略")
+	// The zh draft is first answered in English and asked for again with the correction note.
+	say("Draft a BTC momentum strategy", "帮我起草一个比特币动量策略 [[fault:wrong_language_once]]")
 	strategyID, _ := w.field("strategy", "strategy_id").(string)
 	if strategyID == "" || w.field("strategy", "strategy_status") != "draft" {
 		t.Fatalf("after the draft: strategy_id %q, status %v", strategyID, w.field("strategy", "strategy_status"))
@@ -187,7 +220,8 @@ func walkAllPhases(t *testing.T, locale string) {
 	if summary, _ := meta["deployment_summary"].(map[string]any); summary == nil || summary["deployment_target"] != "paper" {
 		t.Fatalf("completed.metadata.deployment_summary = %v", meta["deployment_summary"])
 	}
-	say("Roll it out", "开始上线")
+	meta, _ = say("Roll it out", "开始上线")
+	checkMissingQuestion(t, meta, locale)
 	say("How is it going? [[scenario:deploy_monitor_blocked]]", "运行得怎么样？ [[scenario:deploy_monitor_blocked]]")
 	w.expectPhase("strategy")
 
@@ -209,6 +243,59 @@ func walkAllPhases(t *testing.T, locale string) {
 		"strategy>stress_test", "stress_test>strategy", "strategy>stress_test", "stress_test>deployment",
 		"deployment>strategy", "strategy>stress_test", "stress_test>deployment", "deployment>completed",
 	})
+	if locale == "zh" {
+		checkNoEnglishToTheModel(t, w)
+	}
+}
+
+// checkNoEnglishToTheModel reads every request the upstream received in a zh session, as
+// the scripted upstream recorded it, and fails on any English sentence in what the server
+// wrote: the instructions (system message) and the user inputs, where the carryover blocks
+// and correction notes go. The assistant's own replies and the tools' results are not the
+// server's words and are left alone. Code, identifiers, tags and tickers are not prose.
+func checkNoEnglishToTheModel(t *testing.T, w *walk) {
+	t.Helper()
+	var corrected, carried bool
+	for i, body := range w.recorded() {
+		texts := []string{body.Instructions}
+		for _, in := range body.Input {
+			if in.Role == "user" || in.Role == "system" {
+				texts = append(texts, in.Content)
+			}
+		}
+		for _, m := range body.Messages {
+			if (m.Role == "user" || m.Role == "system") && m.Content != nil {
+				texts = append(texts, *m.Content)
+			}
+		}
+		for _, text := range texts {
+			corrected = corrected || strings.Contains(text, "`reply_language`")
+			carried = carried || strings.Contains(text, "[CARRYOVER]")
+			if runs := langtest.EnglishRuns(text); len(runs) > 0 {
+				t.Errorf("request %d of a zh session carries English prose %q", i+1, runs)
+			}
+		}
+	}
+	if !corrected || !carried {
+		t.Fatalf("the recorded requests hold no correction note (%v) or no carryover (%v): nothing was checked", corrected, carried)
+	}
+}
+
+// checkMissingQuestion: a deployment turn whose reply asks nothing while fields are missing
+// gets the server's choice_prompt, which says in the session's locale what is missing
+// rather than leaving the fields silent.
+func checkMissingQuestion(t *testing.T, meta map[string]any, locale string) {
+	t.Helper()
+	card := genuiOfType(listOf(t, meta, "genui"), "choice_prompt")
+	missing := anyList(meta["missing_fields"])
+	if card == nil || card["source"] != "auto" || len(missing) == 0 {
+		t.Fatalf("genui %v, missing %v: want the server's choice_prompt for the missing fields", meta["genui"], missing)
+	}
+	want := map[string]string{"en": "Before the deployment can go on", "zh": "部署还不能继续"}[locale]
+	q, _ := card["question"].(string)
+	if !strings.HasPrefix(q, want) || strings.Count(q, "\n- ") != len(missing) {
+		t.Fatalf("choice_prompt question %q, want it to start %q and name each of %v", q, want, missing)
+	}
 }
 
 // refuse checks that the manual phase route refuses a move the graph forbids.
@@ -275,5 +362,39 @@ func TestTurnLimitNudge(t *testing.T) {
 	s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions/"+w.sid, w.tok, nil, &sess)
 	if sess.Metadata.TurnCounts["strategy"] != 3 {
 		t.Fatalf("turn_counts = %v, want strategy: 3", sess.Metadata.TurnCounts)
+	}
+}
+
+// TestConfirmLeavesConsistentState: the confirm route leaves the session's artifacts and the
+// carryover the model reads saying what the strategy row says, also when the session has
+// already left the strategy phase (moved by hand before the user pressed confirm).
+func TestConfirmLeavesConsistentState(t *testing.T) {
+	s := startServer(t)
+	w := &walk{t: t, s: s, tok: s.token("wanda")}
+	w.sid = s.newSession(w.tok, "en")
+	w.say("Draft a BTC momentum strategy")
+	w.say("Run the backtest")
+	strategyID, _ := w.field("strategy", "strategy_id").(string)
+	var sess map[string]any
+	if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+w.sid+"/phase", w.tok,
+		map[string]string{"to": "stress_test"}, &sess); resp.StatusCode != http.StatusOK {
+		t.Fatalf("manual move = %d %v", resp.StatusCode, sess)
+	}
+	w.confirm(strategyID)
+
+	var strat map[string]any
+	apiGet(t, s, w.tok, "/api/v1/strategies/"+strategyID, &strat)
+	w.expectPhase("stress_test")
+	if got := w.field("strategy", "strategy_status"); got != strat["status"] || got != "confirmed" {
+		t.Fatalf("artifacts.strategy.strategy_status = %v, the strategy row says %v", got, strat["status"])
+	}
+	if w.field("strategy", "advance_to_stress_test") != true {
+		t.Fatalf("artifacts.strategy.advance_to_stress_test = %v after confirm with advance", w.field("strategy", "advance_to_stress_test"))
+	}
+	w.say("Set up the stress scenarios")
+	carried := w.lastUserInput()
+	if !strings.HasPrefix(carried, "[CARRYOVER]") || !strings.Contains(carried, `"strategy_status":"confirmed"`) ||
+		!strings.Contains(carried, `"advance_to_stress_test":true`) {
+		t.Fatalf("the carryover the model read does not show the confirmed strategy:\n%s", carried)
 	}
 }

@@ -81,6 +81,48 @@ func TestRequestRules(t *testing.T) {
 			t.Fatalf("repeat answered %d %+v, want 202 with message %s", resp.StatusCode, two, one.MessageID)
 		}
 	})
+	t.Run("a repeated client_request_id without a session answers the first message and its session", func(t *testing.T) {
+		// A mobile client whose answer was lost posts again, then tries the session route.
+		body := map[string]string{"text": "first words from the phone", "client_request_id": "phone-42"}
+		before := len(allRecorded(t, s))
+		var one, two, three turnAnswer
+		if resp := s.call(ctx, http.MethodPost, "/api/v1/messages", alice, body, &one); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("first post = %d", resp.StatusCode)
+		}
+		waitFinished(t, s, alice, one.MessageID)
+		resp := s.call(ctx, http.MethodPost, "/api/v1/messages", alice, body, &two)
+		if resp.StatusCode != http.StatusAccepted || two.MessageID != one.MessageID || two.SessionID != one.SessionID {
+			t.Fatalf("repeat answered %d %+v, want message %s in session %s", resp.StatusCode, two, one.MessageID, one.SessionID)
+		}
+		s.call(ctx, http.MethodPost, "/api/v1/sessions/"+sid+"/messages", alice, body, &three)
+		if three.MessageID != one.MessageID || three.SessionID != one.SessionID {
+			t.Fatalf("the same id through the session route answered %+v, want message %s", three, one.MessageID)
+		}
+		if n := len(allRecorded(t, s)) - before; n != 1 {
+			t.Fatalf("the upstream got %d requests for one client_request_id, want 1 generation", n)
+		}
+		var list struct {
+			Sessions []struct {
+				ID string `json:"id"`
+			} `json:"sessions"`
+		}
+		s.call(ctx, http.MethodGet, "/api/v1/sessions?limit=200", alice, nil, &list)
+		made := 0
+		for _, x := range list.Sessions {
+			var msgs struct {
+				Messages []map[string]any `json:"messages"`
+			}
+			s.call(ctx, http.MethodGet, "/api/v1/sessions/"+x.ID+"/messages", alice, nil, &msgs)
+			for _, m := range msgs.Messages {
+				if m["content"] == body["text"] {
+					made++
+				}
+			}
+		}
+		if made != 1 {
+			t.Fatalf("the message is stored %d times, want once", made)
+		}
+	})
 	t.Run("a new session is made when none is named", func(t *testing.T) {
 		var a turnAnswer
 		resp := s.call(ctx, http.MethodPost, "/api/v1/messages", alice, map[string]string{"text": "你好，帮我设计一个策略"}, &a, "Accept-Language", "zh-CN,zh;q=0.9")

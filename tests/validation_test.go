@@ -23,6 +23,8 @@ func TestReplyPolicyRetry(t *testing.T) {
 		{"a valid reply passes at once", "plain question", "en", "completed", ""},
 		{"broken XML is fixed by the retry", "fix me [[fault:broken_xml_once]]", "en", "completed", "malformed_xml"},
 		{"the wrong language is fixed by the retry", "请回答 [[fault:wrong_language_once]]", "zh", "completed", "reply_language"},
+		// A Chinese draft full of tool names, tickers and ids is still Chinese: only prose counts.
+		{"a Chinese draft in an en session is fixed by the retry", "Draft a BTC momentum strategy [[fault:wrong_language_once]]", "en", "completed", "reply_language"},
 		{"broken XML twice fails the turn", "always broken [[fault:broken_xml]]", "en", "error", "malformed_xml"},
 	}
 	for _, tc := range cases {
@@ -50,19 +52,25 @@ func TestReplyPolicyRetry(t *testing.T) {
 			if retry == nil || retry.Data["attempt"] != 2.0 || !strings.Contains(retry.Data["reason"].(string), tc.reason) {
 				t.Fatalf("retrying status = %v, want attempt 2 with reason %s", retry, tc.reason)
 			}
-			checkSecondAttemptDeltas(t, evs)
+			refusedText := checkSecondAttemptDeltas(t, evs)
 			msg := waitFinished(t, s, tok, a.MessageID)
 			if tc.wantEnd == "completed" {
 				text := reply(evs)
 				if res := thinkingml.Validate(text, thinkingml.Options{}); !res.Valid {
 					t.Fatalf("the reply after the retry is invalid: %+v", res.Errors)
 				}
-				if meta := last.Data["metadata"].(map[string]any); meta["attempts"] != 2.0 {
+				meta := last.Data["metadata"].(map[string]any)
+				if meta["attempts"] != 2.0 {
 					t.Fatalf("completed.metadata.attempts = %v, want 2", meta["attempts"])
 				}
 				if msg["content"] != text {
-					t.Fatal("the persisted reply is not the one the client assembled after the retry")
+					t.Fatal("the persisted reply is not the one a client honouring discard_through_seq assembled")
 				}
+				if plainReply(evs) != refusedText+text {
+					t.Fatal("a client ignoring status did not get both attempts in seq order, the refused one first")
+				}
+				checkRefusedAttempts(t, meta, tc.reason)
+				checkRefusedAttempts(t, msg["metadata"].(map[string]any), tc.reason)
 				return
 			}
 			if last.Data["code"] != "reply_invalid" || msg["status"] != "failed" {
@@ -72,31 +80,66 @@ func TestReplyPolicyRetry(t *testing.T) {
 			if problems, _ := meta["problems"].([]any); len(problems) == 0 || !strings.Contains(problems[0].(string), tc.reason) {
 				t.Fatalf("message metadata = %v, want the reasons (%s)", msg["metadata"], tc.reason)
 			}
+			checkRefusedAttempts(t, meta, tc.reason)
 		})
 	}
 }
 
-// checkSecondAttemptDeltas checks that after status: retrying the deltas start again at
-// seq 1 and carry attempt 2.
-func checkSecondAttemptDeltas(t *testing.T, evs []sseEvent) {
+// checkRefusedAttempts checks that metadata keeps why the first attempt was refused: its
+// problems by code, with a message.
+func checkRefusedAttempts(t *testing.T, meta map[string]any, code string) {
 	t.Helper()
-	seenRetry, want := false, 1.0
+	refused, _ := meta["refused_attempts"].([]any)
+	if len(refused) == 0 {
+		t.Fatalf("metadata %v keeps no refused attempt", meta)
+	}
+	first, _ := refused[0].(map[string]any)
+	problems, _ := first["problems"].([]any)
+	if first["attempt"] != 1.0 || len(problems) == 0 {
+		t.Fatalf("refused_attempts[0] = %v, want attempt 1 with its problems", first)
+	}
+	p, _ := problems[0].(map[string]any)
+	if p["code"] != code || p["message"] == "" {
+		t.Fatalf("refused_attempts[0].problems[0] = %v, want code %s with a message", p, code)
+	}
+}
+
+// checkSecondAttemptDeltas checks the retry rule of sse-contract.md §3: seq goes on across
+// the attempts (never reused), retrying carries discard_through_seq (the refused attempt's
+// last seq) and the new attempt's deltas carry attempt 2. It returns the refused attempt's
+// text, as a client that honours the rule drops it.
+func checkSecondAttemptDeltas(t *testing.T, evs []sseEvent) string {
+	t.Helper()
+	var refused strings.Builder
+	seenRetry, want, through := false, 1.0, -1.0
 	for _, ev := range evs {
 		if ev.Name == "status" && ev.Data["state"] == "retrying" {
 			seenRetry = true
+			d, ok := ev.Data["discard_through_seq"].(float64)
+			if !ok || d != want-1 {
+				t.Fatalf("retrying %v, want discard_through_seq %v (the refused attempt's last seq)", ev.Data, want-1)
+			}
+			through = d
 			continue
 		}
-		if ev.Name != "content_delta" || !seenRetry {
+		if ev.Name != "content_delta" {
 			continue
 		}
-		if ev.Data["seq"] != want || ev.Data["attempt"] != 2.0 {
-			t.Fatalf("second-attempt delta %v, want seq %v with attempt 2", ev.Data, want)
+		if ev.Data["seq"] != want {
+			t.Fatalf("delta %v, want seq %v: seq goes on by one across the whole message", ev.Data, want)
+		}
+		if seenRetry && ev.Data["attempt"] != 2.0 {
+			t.Fatalf("second-attempt delta %v lacks attempt 2", ev.Data)
+		}
+		if !seenRetry {
+			refused.WriteString(ev.Data["delta"].(string))
 		}
 		want++
 	}
-	if want == 1 {
+	if !seenRetry || want-1 == through {
 		t.Fatal("no deltas after the retry")
 	}
+	return refused.String()
 }
 
 func TestReplyPolicyReportKeepsAnInvalidReply(t *testing.T) {

@@ -3,7 +3,9 @@ package auth
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,31 @@ func claims(mod func(c *Claims)) *Claims {
 		mod(c)
 	}
 	return c
+}
+
+// rawHS256 signs an arbitrary JSON payload with testSecret, so it can hold what the jwt
+// library would never encode (a time claim as a string).
+func rawHS256(t *testing.T, payload string) string {
+	t.Helper()
+	enc := base64.RawURLEncoding
+	signing := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString([]byte(payload))
+	sig, err := jwt.SigningMethodHS256.Sign(signing, testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signing + "." + enc.EncodeToString(sig)
+}
+
+// withHeader mints a valid HS256 user token with one extra header field.
+func withHeader(t *testing.T, key, value string) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(nil))
+	tok.Header[key] = value
+	s, err := tok.SignedString(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestVerify(t *testing.T) {
@@ -77,6 +104,22 @@ func TestVerify(t *testing.T) {
 		{name: "stream token as bearer", a: plain, token: streamTok, wantErr: ErrUnauthorized},
 		{name: "garbage", a: plain, token: "not.a.jwt", wantErr: jwt.ErrTokenMalformed},
 		{name: "empty", a: plain, token: "", wantErr: ErrUnauthorized},
+		{name: "lifetime over the maximum", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.ExpiresAt = jwt.NewNumericDate(c.IssuedAt.Add(DefaultMaxTTL + time.Minute)) })), wantErr: ErrLifetimeTooLong},
+		{name: "lifetime at the maximum", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.ExpiresAt = jwt.NewNumericDate(c.IssuedAt.Add(DefaultMaxTTL)) })), wantRole: RoleUser},
+		{name: "no iat, too much left", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) {
+			c.IssuedAt = nil
+			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(DefaultMaxTTL + 2*Leeway))
+		})), wantErr: ErrLifetimeTooLong},
+		{name: "no iat, within the maximum", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.IssuedAt = nil })), wantRole: RoleUser},
+		{name: "old iat makes a long lifetime", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.IssuedAt = jwt.NewNumericDate(time.Now().Add(-48 * time.Hour)) })), wantErr: ErrLifetimeTooLong},
+		{name: "exp as a string", a: plain, token: rawHS256(t, `{"sub":"alice","exp":"9999999999"}`), wantErr: jwt.ErrTokenMalformed},
+		{name: "iat as a string", a: plain, token: rawHS256(t, fmt.Sprintf(`{"sub":"alice","exp":%d,"iat":"1"}`, time.Now().Add(time.Hour).Unix())), wantErr: jwt.ErrTokenMalformed},
+		{name: "nbf in the future", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.NotBefore = jwt.NewNumericDate(time.Now().Add(time.Hour)) })), wantErr: jwt.ErrTokenNotValidYet},
+		{name: "an identity provider's typ claim is fine", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Type = "Bearer" })), wantRole: RoleUser},
+		{name: "x-mcp-context typ claim", a: plain, token: mint(t, jwt.SigningMethodHS256, testSecret, claims(func(c *Claims) { c.Type = "mcp_context" })), wantErr: ErrUnauthorized},
+		{name: "x-mcp-context header typ", a: plain, token: withHeader(t, "typ", "mcp-context+jwt"), wantErr: jwt.ErrTokenUnverifiable},
+		{name: "denied kid", a: NewWithOptions(Options{Secret: testSecret, HS256Bearer: true, DeniedKeyIDs: []string{"mcp-kid"}}), token: withHeader(t, "kid", "mcp-kid"), wantErr: jwt.ErrTokenUnverifiable},
+		{name: "HS256 bearer turned off", a: NewWithOptions(Options{Secret: testSecret}), token: mint(t, jwt.SigningMethodHS256, testSecret, claims(nil)), wantErr: jwt.ErrTokenSignatureInvalid},
 		{name: "empty secret never verifies", a: New(nil, "", ""), token: mint(t, jwt.SigningMethodHS256, []byte{}, claims(nil)), wantErr: jwt.ErrTokenUnverifiable},
 	}
 	for _, tt := range tests {
@@ -145,6 +188,7 @@ func TestSignErrors(t *testing.T) {
 		{name: "negative stream ttl", sign: func() (string, error) { return a.SignStream("bob", "m1", -time.Second) }},
 		{name: "stream without message", sign: func() (string, error) { return a.SignStream("bob", "", time.Minute) }},
 		{name: "empty secret", sign: func() (string, error) { return New(nil, "", "").Sign("bob", RoleUser, time.Hour) }},
+		{name: "ttl over the maximum", sign: func() (string, error) { return a.Sign("bob", RoleUser, DefaultMaxTTL+time.Second) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

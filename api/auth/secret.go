@@ -19,18 +19,35 @@ const SecretFile = "jwt-secret"
 // secretLen is the size of a generated secret: 256 bits, HS256's hash size.
 const secretLen = 32
 
-// FromConfig returns the Authority the server and "phaseflow token" share: the configured
-// secret (used as raw bytes) when set, else the one kept in the data dir, created on first
-// use. Both commands go through here so their tokens always agree.
-func FromConfig(cfg config.Config) (*Authority, error) {
+// OptionsFromConfig returns the options the server and "phaseflow token" share: the
+// configured secret (used as raw bytes) when set, else the one kept in the data dir, created
+// on first use; the issuer, audience and maximum lifetime. HS256 bearer tokens are accepted
+// unless an identity provider is configured without an explicit secret: then only the
+// provider's tokens count, and the generated secret signs stream tokens alone. The caller
+// adds ProviderKeys and DeniedKeyIDs, which need the running server.
+func OptionsFromConfig(cfg config.Config) (Options, error) {
 	secret := []byte(cfg.JWTSecret.Reveal())
 	if len(secret) == 0 {
 		var err error
 		if secret, err = LoadOrCreateSecret(cfg.DataDir); err != nil {
-			return nil, err
+			return Options{}, err
 		}
 	}
-	return New(secret, cfg.JWTIssuer, cfg.JWTAudience), nil
+	return Options{
+		Secret: secret, Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxTTL: cfg.JWTMaxTTL,
+		HS256Bearer: cfg.JWTJWKSURL == "" || cfg.JWTSecret.IsSet(),
+	}, nil
+}
+
+// FromConfig returns an Authority built from [OptionsFromConfig] alone, enough to sign
+// (phaseflow token) and to check Phaseflow's own HS256 tokens. Both commands go through
+// OptionsFromConfig so their tokens always agree.
+func FromConfig(cfg config.Config) (*Authority, error) {
+	o, err := OptionsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithOptions(o), nil
 }
 
 // LoadOrCreateSecret returns the hex-encoded secret in <dataDir>/jwt-secret, creating the

@@ -15,9 +15,11 @@ import (
 //
 //	phaseflow mock-upstream [--addr 127.0.0.1:9090] [--pace 2ms] [--chunk-size 24]
 //
-// It speaks the Responses streaming API, so a server started with the printed
-// PHASEFLOW_UPSTREAM_URL (the only line on stdout) talks to it as to a real LLM; logs go to
-// stderr. Fault markers in a user message, such as [[fault:http_429]], make it misbehave on
+// It speaks the Responses and the Chat Completions streaming APIs, so a server started
+// with the printed PHASEFLOW_UPSTREAM_URL (the first line on stdout; PHASEFLOW_UPSTREAM_WIRE
+// picks the wire) talks to it as to a real LLM. The second line, PHASEFLOW_MCP_SERVERS,
+// names the MCP servers it also serves, which Phaseflow calls itself on the chat wire.
+// Logs go to stderr. Fault markers in a user message, such as [[fault:http_429]], make it misbehave on
 // purpose (see package scripted). Exit status: 0 after a clean shutdown, 1 failure, 2 usage.
 func runMockUpstream(ctx context.Context, sio stdio, args []string) int {
 	fs := flag.NewFlagSet("phaseflow mock-upstream", flag.ContinueOnError)
@@ -45,8 +47,8 @@ func runMockUpstream(ctx context.Context, sio stdio, args []string) int {
 		log.Error("mock upstream: cannot start", "err", err)
 		return 1
 	}
-	fmt.Fprintf(sio.out, "PHASEFLOW_UPSTREAM_URL=%s\n", run.URL())
-	log.Info("mock upstream: serving", "url", run.URL(), "pace", *pace, "chunk_size", *chunk)
+	fmt.Fprintf(sio.out, "PHASEFLOW_UPSTREAM_URL=%s\nPHASEFLOW_MCP_SERVERS=%s\n", run.URL(), run.MCPServers())
+	log.Info("mock upstream: serving", "url", run.URL(), "mcp_servers", run.MCPServers(), "pace", *pace, "chunk_size", *chunk)
 	<-ctx.Done()
 	if err := run.Close(); err != nil {
 		log.Error("mock upstream: shutdown", "err", err)

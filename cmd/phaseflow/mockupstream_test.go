@@ -43,7 +43,8 @@ func TestMockUpstreamServesUntilCancelled(t *testing.T) {
 		outW.Close()
 	}()
 
-	line, err := bufio.NewReader(outR).ReadString('\n')
+	rd := bufio.NewReader(outR)
+	line, err := rd.ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading the URL line: %v (stderr: %s)", err, stderr.String())
 	}
@@ -51,7 +52,11 @@ func TestMockUpstreamServesUntilCancelled(t *testing.T) {
 	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/v1") {
 		t.Fatalf("stdout line = %q, want PHASEFLOW_UPSTREAM_URL=http://127.0.0.1:PORT/v1", line)
 	}
-	go func() { _, _ = io.Copy(io.Discard, outR) }() // ends when the command closes outW
+	line, err = rd.ReadString('\n')
+	if mcp, ok := strings.CutPrefix(strings.TrimSpace(line), "PHASEFLOW_MCP_SERVERS="); err != nil || !ok || !strings.Contains(mcp, "strategy_engine=http://127.0.0.1:") {
+		t.Fatalf("second stdout line = %q (%v), want PHASEFLOW_MCP_SERVERS=strategy_engine=…", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, rd) }() // ends when the command closes outW
 
 	c := upstream.New(upstream.Config{BaseURL: url})
 	defer c.CloseIdleConnections()
@@ -70,6 +75,19 @@ func TestMockUpstreamServesUntilCancelled(t *testing.T) {
 	}
 	if !completed || !strings.Contains(text.String(), "hello mock") || !strings.Contains(text.String(), "<final>") {
 		t.Errorf("completed = %v, reply:\n%s", completed, text.String())
+	}
+
+	chat := upstream.NewChat(upstream.ChatConfig{BaseURL: url})
+	defer chat.CloseIdleConnections()
+	text.Reset()
+	for ev, err := range chat.Stream(ctx, req) {
+		if err != nil {
+			t.Fatalf("chat stream: %v", err)
+		}
+		text.WriteString(ev.Delta)
+	}
+	if !strings.Contains(text.String(), "hello mock") {
+		t.Errorf("the chat wire's reply lacks the user's text:\n%s", text.String())
 	}
 
 	cancel()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,19 +10,30 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
 	"github.com/phaseflow/phaseflow/config"
+	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/mcpcontext"
+	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
+	"github.com/phaseflow/phaseflow/orchestration/prompt"
+	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/orchestration/upstream/mcptools"
+	"github.com/phaseflow/phaseflow/orchestration/upstream/router"
 	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/userlimit"
 )
 
 // devTokenTTL is the lifetime of the token printed at start when no secret is configured.
@@ -48,42 +60,163 @@ func runServe(ctx context.Context, sio stdio, args []string) int {
 
 // serve wires the parts together and runs them; every part it starts it also stops.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer) error {
+	replica := replicaID()
+	logger = logger.With("replica", replica)
 	logger.Info("starting phaseflow", "config", cfg)
+	stopDebug, err := startDebug(cfg.DebugAddr, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	authority, err := auth.FromConfig(cfg)
+	mcpSigner, err := mcpcontext.FromConfig(cfg)
 	if err != nil {
 		return err
 	}
-	up, provider, stopUpstream, err := startUpstream(ctx, cfg, logger)
+	authority, err := newAuthority(ctx, cfg, logger, mcpSigner.KeyIDs())
+	if err != nil {
+		return err
+	}
+	up, primary, stopUpstream, err := startUpstream(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer stopUpstream()
 
-	log := eventlog.New(st, logger, eventlog.Options{})
-	defer log.Close()
-	stopFollowing, err := followReplicas(st, log)
+	m, err := newMetrics(st, up)
+	if err != nil {
+		return err
+	}
+	cards, err := genui.NewValidator()
+	if err != nil {
+		return err
+	}
+	log := eventlog.New(st, replica, logger, eventlog.Options{Observe: m.CommitObserved})
+	defer closeLog(log, logger)
+	orch := orchestration.New(orchestrationConfig(cfg, primary, st.Driver()), orchestration.Deps{
+		Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger, Metrics: m,
+		UserTurns: userTurns(cfg), GenUI: cards,
+	})
+	stopFollowing, err := followReplicas(st, log, orch)
 	if err != nil {
 		return err
 	}
 	defer stopFollowing()
-	orch := orchestration.New(orchestrationConfig(cfg, provider), orchestration.Deps{
-		Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: authority, Logger: logger,
-	})
-	if n, err := orch.Recover(ctx); err != nil {
+	if n, err := orch.Start(ctx); err != nil {
 		return err
 	} else if n > 0 {
-		logger.Warn("marked generations of an earlier run as interrupted", "messages", n)
+		logger.Warn("ended generations left unfinished by replicas that are gone", "messages", n)
 	}
 	srv := api.New(api.Deps{
-		Config: api.Config{HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional},
-		Auth:   authority, Orchestrator: orch, Sessions: orch.Sessions(), Store: st, Log: log, Logger: logger,
+		Config: apiConfig(cfg), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
+		MessageRate:  messageRate(cfg),
+		Orchestrator: orch, Store: st, Logger: logger,
+		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
 	})
-	return listenAndServe(ctx, cfg, logger, out, srv, orch, authority)
+	drain := func() { closeLog(log, logger) }
+	return listenAndServe(ctx, cfg, logger, out, srv, orch, drain, authority)
+}
+
+// userTurns is the per-user bound on generations, nil when only the global one applies.
+func userTurns(cfg config.Config) orchestration.UserTurns {
+	if cfg.MaxTurnsPerUser <= 0 {
+		return nil
+	}
+	return userlimit.NewTurns(cfg.MaxTurnsPerUser)
+}
+
+// messageRate is the per-user message rate, nil when there is none.
+func messageRate(cfg config.Config) api.MessageRate {
+	if cfg.UserMessageRate <= 0 {
+		return nil
+	}
+	return userlimit.NewRate(cfg.UserMessageRate, cfg.UserMessageBurst, 0)
+}
+
+// replicaID names this process among the replicas sharing a database: host, pid and a
+// random suffix, so a restarted process is a new replica (the old one's turns are orphans).
+func replicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+}
+
+// logCloseTimeout bounds how long shutdown waits for the event log's last commits (a
+// database still down at shutdown): what is left was never shown to a client.
+const logCloseTimeout = 10 * time.Second
+
+func closeLog(log *eventlog.Log, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), logCloseTimeout)
+	defer cancel()
+	if err := log.Close(ctx); err != nil {
+		logger.Error("event log closed with events unwritten; their messages end when their leases expire", "err", err)
+	}
+}
+
+func apiConfig(cfg config.Config) api.Config {
+	return api.Config{
+		HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional,
+		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
+		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
+	}
+}
+
+// devTokenTTLFor is the lifetime of the playground's dev tokens: devTokenTTL in development
+// (no JWT secret or identity provider configured, a loopback address), else 0 (no route).
+func devTokenTTLFor(cfg config.Config) time.Duration {
+	if api.DevMode(tokensConfigured(cfg), cfg.Addr) {
+		return min(devTokenTTL, cfg.JWTMaxTTL)
+	}
+	return 0
+}
+
+// tokensConfigured reports whether user tokens come from a configured secret or identity
+// provider, that is, whether this is not a development set-up.
+func tokensConfigured(cfg config.Config) bool { return cfg.JWTSecret.IsSet() || cfg.JWTJWKSURL != "" }
+
+// newMetrics builds the registry with the store's pool statistics and the upstream
+// endpoints' breakers.
+func newMetrics(st *store.Store, up *router.Router) (*metrics.Metrics, error) {
+	m := metrics.New()
+	err := m.RegisterEndpoints(func() []metrics.EndpointState {
+		var out []metrics.EndpointState
+		for _, e := range up.EndpointStates() {
+			out = append(out, metrics.EndpointState{ID: e.ID, Provider: e.Provider, State: e.State, Failures: e.ConsecutiveFailures})
+		}
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	for name, db := range st.Pools() {
+		if err := m.RegisterDB(name, db); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// newAuthority builds the user-token authority: the HS256 secret, and the identity
+// provider's keys when PHASEFLOW_JWT_JWKS_URL is set (refreshed until ctx ends). The
+// x-mcp-context key ids are denied, so those keys never authenticate a user.
+func newAuthority(ctx context.Context, cfg config.Config, logger *slog.Logger, mcpKeyIDs []string) (*auth.Authority, error) {
+	opts, err := auth.OptionsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.JWTJWKSURL != "" {
+		if opts.ProviderKeys, err = auth.ProviderKeys(ctx, cfg.JWTJWKSURL, logger); err != nil {
+			return nil, err
+		}
+	}
+	opts.DeniedKeyIDs = mcpKeyIDs
+	return auth.NewWithOptions(opts), nil
 }
 
 func openStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*store.Store, error) {
@@ -100,32 +233,85 @@ func openStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*st
 	return st, nil
 }
 
-// startUpstream returns the configured upstream, or starts the built-in scripted one on a
-// loopback port so that a bare "phaseflow serve" answers turns over the real wire format.
-func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) (*upstream.Client, string, func(), error) {
-	if cfg.UpstreamURL != "" {
-		c := upstream.New(upstream.Config{BaseURL: cfg.UpstreamURL, APIKey: cfg.UpstreamAPIKey.Reveal()})
-		return c, "openai", c.CloseIdleConnections, nil
+// primaryEndpoint is what a turn reports before an endpoint has answered: the endpoint
+// tried first.
+type primaryEndpoint struct {
+	id              int
+	provider, model string
+}
+
+// startUpstream builds the router over the configured endpoints, or over the built-in
+// scripted upstream, started on a loopback port so that a bare "phaseflow serve" answers
+// turns over the real wire format. The returned function stops what it started.
+func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) (*router.Router, primaryEndpoint, func(), error) {
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
 	}
+	eps, provider := cfg.Endpoints, ""
+	if len(eps) == 0 {
+		builtIn, stopScripted, err := startScripted(ctx, cfg, logger)
+		if err != nil {
+			return nil, primaryEndpoint{}, nil, err
+		}
+		eps, provider, stops = []config.Endpoint{builtIn}, "scripted", append(stops, stopScripted)
+	}
+	host := mcptools.New(mcptools.Options{CallTimeout: cfg.MCPCallTimeout, Logger: logger})
+	stops = append(stops, host.CloseIdleConnections)
+	endpoints := make([]router.Endpoint, len(eps))
+	for i, e := range eps {
+		client, closeIdle := wireClient(cfg, e, host)
+		stops = append(stops, closeIdle)
+		endpoints[i] = router.Endpoint{ID: e.ID, Provider: cmp.Or(provider, upstream.DetectProvider(e.URL)), Model: e.Model, Priority: e.Priority, Client: client}
+		logger.Info("upstream endpoint", "endpoint", e, "provider", endpoints[i].Provider)
+	}
+	r, err := router.New(endpoints, router.Options{
+		MaxAttempts: cfg.UpstreamMaxAttempts, FirstByteTimeout: cfg.UpstreamFirstByteTimeout,
+		RetryAfterCap: cfg.UpstreamRetryAfterCap, BreakerFailures: cfg.UpstreamBreakerFailures,
+		BreakerCooldown: cfg.UpstreamBreakerCooldown, Logger: logger,
+	})
+	if err != nil {
+		stop()
+		return nil, primaryEndpoint{}, nil, err
+	}
+	first := r.EndpointStates()[0] // in priority order
+	return r, primaryEndpoint{id: first.ID, provider: first.Provider, model: first.Model}, stop, nil
+}
+
+// startScripted starts the built-in scripted upstream and returns it as the one endpoint,
+// on the configured wire and model.
+func startScripted(ctx context.Context, cfg config.Config, logger *slog.Logger) (config.Endpoint, func(), error) {
 	running, err := scripted.Listen(ctx, "127.0.0.1:0", scripted.Options{Logger: logger})
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("start the scripted upstream: %w", err)
+		return config.Endpoint{}, nil, fmt.Errorf("start the scripted upstream: %w", err)
 	}
-	logger.Info("no upstream configured: using the built-in scripted upstream", "url", running.URL())
-	c := upstream.New(upstream.Config{BaseURL: running.URL()})
+	logger.Info("no upstream configured: using the built-in scripted upstream", "url", running.URL(), "wire", cfg.UpstreamWire)
 	stop := func() {
-		c.CloseIdleConnections()
 		if err := running.Close(); err != nil {
 			logger.Warn("stop the scripted upstream", "err", err)
 		}
 	}
-	return c, "scripted", stop, nil
+	return config.Endpoint{ID: 1, URL: running.URL(), Model: cfg.UpstreamModel, Wire: cfg.UpstreamWire, Priority: 1}, stop, nil
 }
 
-// followReplicas wakes the event streams of this process when another replica appends to a
-// message they follow (PostgreSQL LISTEN/NOTIFY; nothing to do on SQLite). The returned
-// function stops the forwarding goroutine and waits for it.
-func followReplicas(st *store.Store, log *eventlog.Log) (func(), error) {
+// wireClient returns the client of one endpoint for its wire, and the function that
+// closes its idle connections.
+func wireClient(cfg config.Config, e config.Endpoint, host *mcptools.Host) (router.Streamer, func()) {
+	if e.Wire == config.WireChat {
+		c := upstream.NewChat(upstream.ChatConfig{BaseURL: e.URL, APIKey: e.APIKey.Reveal(), Tools: host, MaxToolRounds: cfg.MaxToolRounds})
+		return c, c.CloseIdleConnections
+	}
+	c := upstream.New(upstream.Config{BaseURL: e.URL, APIKey: e.APIKey.Reveal()})
+	return c, c.CloseIdleConnections
+}
+
+// followReplicas passes PostgreSQL notifications on (nothing to do on SQLite): new events of
+// messages this process's streams follow wake them, and cancels reach the orchestrator,
+// which stops the turn if it runs here. The returned function stops the forwarding
+// goroutine and waits for it.
+func followReplicas(st *store.Store, log *eventlog.Log, orch *orchestration.Orchestrator) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	notes, err := st.Listen(ctx)
 	if err != nil || notes == nil {
@@ -135,46 +321,61 @@ func followReplicas(st *store.Store, log *eventlog.Log) (func(), error) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for n := range notes { // closed when ctx ends
-			log.Notify(n.MessageID) // "" on Resync wakes every follower
+			if !n.Cancel {
+				log.Notify(n.MessageID) // "" on Resync wakes every follower
+			}
+			orch.Notified(n)
 		}
 	})
 	return func() { cancel(); wg.Wait() }, nil
 }
 
-func orchestrationConfig(cfg config.Config, provider string) orchestration.Config {
+// orchestrationConfig is the orchestrator's part of cfg. The primary endpoint is what a
+// turn reports until the router names the endpoint that answered.
+func orchestrationConfig(cfg config.Config, primary primaryEndpoint, driver string) orchestration.Config {
 	return orchestration.Config{
-		Provider: provider, Model: cfg.UpstreamModel, EndpointID: 1,
+		LeaseTTL: cfg.LeaseTTL, OutageGrace: cfg.OutageGrace,
+		RecoverAll: driver == store.DriverSQLite,
+		Provider:   primary.provider, Model: primary.model, EndpointID: primary.id,
 		TurnTimeout: cfg.TurnTimeout, IdleTimeout: cfg.IdleTimeout,
-		MaxConcurrentTurns: cfg.MaxConcurrentTurns, ReplyPolicy: string(cfg.ReplyPolicy),
+		MaxConcurrentTurns: cfg.MaxConcurrentTurns, ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
 		SerpQueriesOptional: cfg.SerpQueriesOptional,
 		ChainResponses:      cfg.UpstreamChain, MCPServers: mcpServers(cfg.MCPServers), PhaseTurnLimit: cfg.PhaseTurnLimit,
 	}
 }
 
-func mcpServers(in []config.MCPServer) []orchestration.MCPServer {
-	out := make([]orchestration.MCPServer, len(in))
+func mcpServers(in []config.MCPServer) []prompt.MCPServer {
+	out := make([]prompt.MCPServer, len(in))
 	for i, s := range in {
-		out[i] = orchestration.MCPServer{Label: s.Label, URL: s.URL}
+		out[i] = prompt.MCPServer{Label: s.Label, URL: s.URL}
 	}
 	return out
 }
 
-// listenAndServe serves HTTP until ctx ends, then shuts down in order: stop accepting, let
-// running turns finish for the grace period (then interrupt them), end the event streams
-// (whose clients have seen their terminal events by then), and wait for every handler.
-func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer, srv *api.Server, orch *orchestration.Orchestrator, authority *auth.Authority) error {
+// listenAndServe serves HTTP until ctx ends or the server fails, then shuts down in order:
+// stop accepting, let running turns finish for the grace period (then interrupt them),
+// drain the event log (their terminal events committed and delivered), end the event
+// streams, and wait for every handler. A server that fails to serve goes through the same steps, so its running
+// turns still end interrupted before the log closes.
+func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer, srv *api.Server, orch *orchestration.Orchestrator, drain func(), authority *auth.Authority) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+		defer cancel()
+		orch.Shutdown(grace)
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: netHTTPHeaderLimit(cfg.MaxHeaderBytes)}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	announce(out, ln.Addr().String(), cfg, authority, logger)
 
+	var serveErr error
 	select {
-	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+	case serveErr = <-errc:
+		serveErr = fmt.Errorf("http server: %w", serveErr)
+		logger.Error("http server failed; shutting down", "err", serveErr)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace", cfg.ShutdownGrace)
@@ -187,24 +388,51 @@ func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger,
 	grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	orch.Shutdown(grace)
 	cancel()
+	drain()
 	srv.EndStreams()
 	err = <-shutdownDone
-	<-errc // Serve returned http.ErrServerClosed
+	if serveErr == nil {
+		<-errc // Serve returned http.ErrServerClosed
+	}
 	logger.Info("stopped")
-	return err
+	return errors.Join(serveErr, err)
 }
 
-// announce prints where the server listens and, when no JWT secret was configured (local
-// development), a ready token for user "dev".
+// netHTTPHeaderLimit is the http.Server's MaxHeaderBytes: well above the API's own limit,
+// so that requests between the two get the API's JSON 431 instead of net/http's plain-text
+// one. Beyond it net/http still answers 431 by itself, before any handler.
+func netHTTPHeaderLimit(apiLimit int) int { return max(1<<20, 4*apiLimit) }
+
+// announce prints where the server listens, the playground's URL and, when no JWT secret
+// and no identity provider were configured (local development), a ready token for "dev".
 func announce(out io.Writer, addr string, cfg config.Config, authority *auth.Authority, logger *slog.Logger) {
 	fmt.Fprintf(out, "phaseflow listening on http://%s\n", addr)
-	if cfg.JWTSecret.IsSet() {
+	hint := "sign in with a token"
+	if devTokenTTLFor(cfg) > 0 {
+		hint = `"Use the dev token" signs you in`
+	}
+	fmt.Fprintf(out, "playground: open %s in a browser (%s)\n", playgroundURL(addr), hint)
+	if tokensConfigured(cfg) {
 		return
 	}
-	token, err := authority.Sign("dev", auth.RoleUser, devTokenTTL)
+	ttl := min(devTokenTTL, authority.MaxTTL())
+	token, err := authority.Sign("dev", auth.RoleUser, ttl)
 	if err != nil {
 		logger.Warn("sign the dev token", "err", err)
 		return
 	}
-	fmt.Fprintf(out, "dev token (user \"dev\", valid %s):\n%s\n", devTokenTTL, token)
+	fmt.Fprintf(out, "dev token (user \"dev\", valid %s):\n%s\n", ttl, token)
+}
+
+// playgroundURL is the address to open the page at: the listen address, with a wildcard
+// host (all interfaces) replaced by the loopback one a browser on this machine can use.
+func playgroundURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }

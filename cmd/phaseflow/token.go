@@ -32,7 +32,7 @@ func runToken(ctx context.Context, sio stdio, args []string) int {
 		return 0
 	}
 	if err == nil {
-		err = checkTokenFlags(*sub, *role, *ttl)
+		err = checkTokenFlags(*sub, *role, *ttl, cfg.JWTMaxTTL)
 	}
 	if err != nil {
 		fmt.Fprintf(sio.err, "phaseflow token: %v\nRun \"phaseflow token -h\" for usage.\n", err)
@@ -47,8 +47,9 @@ func runToken(ctx context.Context, sio stdio, args []string) int {
 	return 0
 }
 
-// checkTokenFlags reports a usage error in the token-specific flags.
-func checkTokenFlags(sub, role string, ttl time.Duration) error {
+// checkTokenFlags reports a usage error in the token-specific flags; maxTTL is the server's
+// PHASEFLOW_JWT_MAX_TTL, beyond which the server would refuse the token.
+func checkTokenFlags(sub, role string, ttl, maxTTL time.Duration) error {
 	switch {
 	case sub == "":
 		return errors.New("--sub is required")
@@ -56,12 +57,19 @@ func checkTokenFlags(sub, role string, ttl time.Duration) error {
 		return fmt.Errorf("--role: unknown role %q (want %s or %s)", role, auth.RoleUser, auth.RoleAdmin)
 	case ttl <= 0:
 		return fmt.Errorf("--ttl: must be positive, got %v", ttl)
+	case ttl > maxTTL:
+		return fmt.Errorf("--ttl %v is longer than the server accepts (PHASEFLOW_JWT_MAX_TTL / --jwt-max-ttl = %v)", ttl, maxTTL)
 	}
 	return nil
 }
 
-// signToken signs a bearer token with the server's secret, issuer and audience.
+// signToken signs a bearer token with the server's secret, issuer and audience. With an
+// identity provider and no explicit secret the server accepts only the provider's tokens,
+// so a token signed here would be useless: that is an error.
 func signToken(cfg config.Config, sub, role string, ttl time.Duration) (string, error) {
+	if cfg.JWTJWKSURL != "" && !cfg.JWTSecret.IsSet() {
+		return "", errors.New("the server accepts only the identity provider's tokens (PHASEFLOW_JWT_JWKS_URL is set and PHASEFLOW_JWT_SECRET is not); get a token from the provider")
+	}
 	a, err := auth.FromConfig(cfg)
 	if err != nil {
 		return "", err

@@ -46,6 +46,13 @@ func TestTokenCommand(t *testing.T) {
 			wantRole: auth.RoleUser,
 			wantTTL:  24 * time.Hour,
 		},
+		{
+			name:     "ttl at a configured maximum",
+			args:     []string{"--sub", "alice", "--ttl", "1h"},
+			env:      map[string]string{"PHASEFLOW_JWT_MAX_TTL": "1h"},
+			wantRole: auth.RoleUser,
+			wantTTL:  time.Hour,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +119,9 @@ func TestTokenCommandUsage(t *testing.T) {
 		{name: "bad ttl", args: []string{"--sub", "alice", "--ttl", "soon"}, wantCode: 2, wantStderr: "-ttl"},
 		{name: "unknown flag", args: []string{"--sub", "alice", "--nope"}, wantCode: 2, wantStderr: "-nope"},
 		{name: "bad environment", args: []string{"--sub", "alice"}, env: map[string]string{"PHASEFLOW_LOG_LEVEL": "loud"}, wantCode: 2, wantStderr: "PHASEFLOW_LOG_LEVEL"},
+		{name: "ttl over the default maximum", args: []string{"--sub", "alice", "--ttl", "25h"}, wantCode: 2, wantStderr: "--ttl 25h0m0s is longer than the server accepts (PHASEFLOW_JWT_MAX_TTL / --jwt-max-ttl = 24h0m0s)"},
+		{name: "ttl over a configured maximum", args: []string{"--sub", "alice", "--ttl", "2h"}, env: map[string]string{"PHASEFLOW_JWT_MAX_TTL": "1h"}, wantCode: 2, wantStderr: "= 1h0m0s"},
+		{name: "identity provider without a secret", args: []string{"--sub", "alice"}, env: map[string]string{"PHASEFLOW_JWT_JWKS_URL": "https://idp.example/jwks"}, wantCode: 1, wantStderr: "accepts only the identity provider's tokens"},
 		{name: "unusable data dir", args: []string{"--sub", "alice", "--data-dir", "/dev/null/x"}, wantCode: 1, wantStderr: "secret"},
 	}
 	for _, tt := range tests {

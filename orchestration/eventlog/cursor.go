@@ -10,57 +10,89 @@ import (
 // pageSize bounds one database read of a cursor, so a long log is replayed in pages.
 const pageSize = 512
 
-// Cursor follows one message's log from a position on. It is used by one client connection.
+// Cursor follows one message's log for one client connection: the events after the client's
+// position, then the live tail, until the terminal event.
 type Cursor struct {
 	log       *Log
 	messageID string
-	after     int64
+	from      int64 // events up to here were seen by the client and are not delivered
+	pos       int64 // the last position read from the log
 	live      *stream
 	ended     bool
 }
 
-// Follow returns a cursor that yields the events of messageID with seq > after. Check that
-// the caller may see the message before following it.
-func (l *Log) Follow(messageID string, after int64) *Cursor {
-	return &Cursor{log: l, messageID: messageID, after: after, live: l.lookup(messageID)}
+// Follow returns a cursor over messageID that delivers the events with seq > after. last is
+// the message's last_event_id as the caller read it (events up to it exist): a client that
+// claims to have seen more (a reconnect past the end, or from a future position) is read
+// from there, so it still sees the terminal event and its stream ends with the message.
+// Check that the caller may see the message before following it.
+func (l *Log) Follow(messageID string, after, last int64) *Cursor {
+	c := &Cursor{log: l, messageID: messageID, from: after, pos: min(after, last)}
+	c.attach()
+	return c
 }
 
-// Position is the seq of the last event the cursor returned (or its starting point).
-func (c *Cursor) Position() int64 { return c.after }
+// attach reads from memory from now on if the message is produced here and its in-memory
+// window reaches back to the cursor's position.
+func (c *Cursor) attach() {
+	if s := c.log.lookup(c.messageID); s != nil {
+		s.mu.Lock()
+		ok := s.base <= c.pos && !s.lost
+		s.mu.Unlock()
+		if ok {
+			c.live = s
+		}
+	}
+}
 
-// Live reports whether the cursor reads a message being produced in this process.
-func (c *Cursor) Live() bool { return c.live != nil }
+// Position is the seq of the last event the cursor delivered (or its starting point).
+func (c *Cursor) Position() int64 { return max(c.pos, c.from) }
 
-// Ended reports whether the cursor has returned the terminal event.
+// Ended reports whether the cursor has read the terminal event.
 func (c *Cursor) Ended() bool { return c.ended }
 
 // Next returns the events available now after the cursor, in order, and a channel that is
 // closed when more may be available. It does not block: the caller waits on the channel
-// together with its own timers (heartbeats) and its context.
+// together with its own timers (heartbeats) and its context. A database error is returned
+// with a channel that fires after the poll interval, so the caller may simply wait and
+// call again (the database may be restarting).
 func (c *Cursor) Next(ctx context.Context) ([]store.Event, <-chan struct{}, error) {
 	if c.live != nil {
-		evs, changed, _ := c.live.after(c.after)
-		c.advance(evs)
-		return evs, changed, nil
+		evs, changed, lost := c.live.committedAfter(c.pos)
+		if len(evs) > 0 || !lost {
+			return c.advance(evs), changed, nil
+		}
+		c.live = nil // lost to another replica: the rest of its log is in the database
+	} else {
+		c.attach()
+		if c.live != nil {
+			return c.Next(ctx)
+		}
 	}
-	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.after, pageSize)
+	wait := c.log.waker.wait(c.messageID, c.log.opts.PollInterval)
+	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.pos, pageSize)
 	if err != nil {
-		return nil, nil, fmt.Errorf("eventlog: read message %s after %d: %w", c.messageID, c.after, err)
+		return nil, wait, fmt.Errorf("eventlog: read message %s after %d: %w", c.messageID, c.pos, err)
 	}
-	c.advance(evs)
 	if len(evs) == pageSize {
-		return evs, closedChan(), nil
+		wait = closedChan()
 	}
-	return evs, c.log.waker.wait(c.messageID, c.log.opts.PollInterval), nil
+	return c.advance(evs), wait, nil
 }
 
-func (c *Cursor) advance(evs []store.Event) {
-	for _, ev := range evs {
-		c.after = ev.Seq
+// advance moves the cursor over evs and returns those the client has not seen.
+func (c *Cursor) advance(evs []store.Event) []store.Event {
+	skip := 0
+	for i, ev := range evs {
+		c.pos = ev.Seq
 		if isTerminal(ev) {
 			c.ended = true
 		}
+		if ev.Seq <= c.from {
+			skip = i + 1
+		}
 	}
+	return evs[skip:]
 }
 
 func closedChan() <-chan struct{} {

@@ -1,15 +1,37 @@
 // Package eventlog is the durable, gap-free event log of every assistant message and the only
 // path from a producing turn to its clients (sse-contract.md §4, orchestrator.md §5).
 //
-// A producer appends through a [Writer]: each event gets the next position (1, 2, 3 …), is
-// kept in memory for the clients of this process, and is queued for a single batching writer
-// that inserts many events per database round trip. Clients read through a [Cursor]: from
-// memory while the message is live in this process, from the database otherwise (another
-// replica's message, or one that ended), and then follow the live tail.
+// # One invariant
 //
-// Backpressure rules: subscribers never hold up the producer, because they pull from the
-// shared in-memory slice at their own pace instead of being pushed to through per-client
-// queues; a slow client costs nothing but its own lag. The writer queue is bounded; when the
-// database falls that far behind, the producer waits for it (durable events are never
-// dropped).
+// A client only ever sees what the log keeps. A producer appends through its message's
+// [Writer]: the event gets the next position (1, 2, 3 …) at once, but nobody can read it
+// yet. One committer goroutine per process takes whatever events are waiting, of every
+// message, writes them in one transaction (group commit: the batch is whatever piled up
+// while the previous commit ran, so a lone event waits for no timer), and only then
+// publishes them: followers in this process see them in memory, followers on other
+// replicas are woken by PostgreSQL NOTIFY and read them from the database. So each id has
+// one content forever, and a crash can lose only events no client has seen.
+//
+// Every write is fenced by ownership (store.CommitEvents): a message taken over by another
+// replica is reported lost, its pending events are dropped, and its producer is told
+// through the callback given to [Log.Open]; the new owner ends it with its own terminal
+// event. A message's terminal event commits together with the message row's final status
+// and outcome, so the row is finished exactly when its log is.
+//
+// # Outages
+//
+// While the database is unreachable the committer retries with backoff, keeping every
+// message's events in memory, bounded per message ([Options.MaxPending]: a producer over
+// the bound waits, a terminal event is always accepted). [Log.FailingSince] tells the
+// orchestrator how long the outage has lasted, so it can stop turns past their grace.
+// Followers keep their connections (the API sends heartbeats) and catch up when the
+// commits resume.
+//
+// # Followers
+//
+// A [Cursor] reads a message from a position on: from memory while the message is produced
+// in this process (a window of the shared slice, never a copy, so a slow client costs only
+// its own lag and never holds up the producer or anyone else), from the database otherwise
+// (another replica's message, one that ended, or one this process lost), and then waits for
+// the live tail.
 package eventlog

@@ -1,13 +1,12 @@
 package eventlog
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
@@ -16,85 +15,106 @@ import (
 
 // Store is what the log needs of persistence.
 type Store interface {
-	AppendEvents(ctx context.Context, evs []store.Event) error
+	CommitEvents(ctx context.Context, owner string, evs []store.Event) (lost []string, err error)
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
 }
 
-// ErrClosed is returned by appends after the log was closed.
-var ErrClosed = errors.New("eventlog: closed")
+// Sentinel errors of appends.
+var (
+	// ErrClosed is returned by Open after the log was closed.
+	ErrClosed = errors.New("eventlog: closed")
+	// ErrLost is returned by appends to a message this replica no longer owns (another
+	// replica took it over after its lease expired) or whose events could not be written.
+	ErrLost = errors.New("eventlog: the message is no longer written by this replica")
+	// ErrEnded is returned by appends after the terminal event.
+	ErrEnded = errors.New("eventlog: the message already has its terminal event")
+)
 
-// Options tune the batching writer. The zero value gives the defaults.
+// Options tune the log. The zero value gives the defaults.
 type Options struct {
-	// FlushInterval is how long the writer gathers events before one insert (default 5ms).
-	FlushInterval time.Duration
-	// MaxBatch caps the events of one insert (default 256).
+	// MaxBatch caps the events of one commit (default 512).
 	MaxBatch int
-	// QueueSize bounds the events waiting for the writer (default 8192).
-	QueueSize int
-	// PollInterval is how often a cursor over a message that is not live here re-reads the
-	// database while waiting (default 250ms); notifications wake it earlier.
+	// MaxPending bounds the uncommitted events one message may hold (default 1024): past
+	// it the producer waits for the database. A terminal event is always accepted, so a
+	// turn can always end.
+	MaxPending int
+	// PollInterval is how often a cursor over a message that is not produced here re-reads
+	// the database while waiting (default 250ms); notifications wake it earlier.
 	PollInterval time.Duration
+	// RetryMin and RetryMax bound the backoff between commit attempts while the database
+	// fails (default 50ms and 2s).
+	RetryMin, RetryMax time.Duration
+	// CommitTimeout bounds one commit attempt (default 10s).
+	CommitTimeout time.Duration
+	// Observe, when set, is called after every commit attempt with the batch size, the
+	// time it took and its error (metrics).
+	Observe func(events int, took time.Duration, err error)
 }
 
 func (o Options) withDefaults() Options {
-	if o.FlushInterval <= 0 {
-		o.FlushInterval = 5 * time.Millisecond
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 256
-	}
-	if o.QueueSize <= 0 {
-		o.QueueSize = 8192
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = 250 * time.Millisecond
-	}
+	o.MaxBatch = cmpOr(o.MaxBatch, 512)
+	o.MaxPending = cmpOr(o.MaxPending, 1024)
+	o.PollInterval = cmpOr(o.PollInterval, 250*time.Millisecond)
+	o.RetryMin = cmpOr(o.RetryMin, 50*time.Millisecond)
+	o.RetryMax = cmpOr(o.RetryMax, 2*time.Second)
+	o.CommitTimeout = cmpOr(o.CommitTimeout, 10*time.Second)
 	return o
 }
 
-// Log owns the live streams of this process and the batching writer goroutine.
+func cmpOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Log owns the live streams of this process and the committer goroutine.
 type Log struct {
 	store  Store
+	owner  string
 	logger *slog.Logger
 	opts   Options
-
-	queue chan *pending
-	stop  chan struct{}
-	done  chan struct{}
+	waker  *waker
 
 	mu     sync.Mutex
 	live   map[string]*stream
+	dirty  []*stream // streams holding events the committer has not taken, oldest first
 	closed bool
-	waker  *waker
+
+	kick    chan struct{} // capacity 1: there is work for the committer
+	stop    chan struct{} // closed by Close: drain, then exit
+	abandon chan struct{} // closed when Close's deadline passed: stop retrying
+	done    chan struct{} // closed when the committer has exited
+
+	failingSince atomic.Int64 // Unix nanoseconds of the first failed commit of an outage; 0 when healthy
 }
 
-// pending is one event on its way to the database, with the stream to tell when it landed.
-type pending struct {
-	ev     store.Event
-	stream *stream
-}
-
-// New starts the log's writer goroutine; [Log.Close] stops it after draining the queue.
-func New(st Store, logger *slog.Logger, opts Options) *Log {
-	opts = opts.withDefaults()
+// New starts the log's committer for the replica owner; [Log.Close] stops it.
+func New(st Store, owner string, logger *slog.Logger, opts Options) *Log {
 	l := &Log{
-		store:  st,
-		logger: logger,
-		opts:   opts,
-		queue:  make(chan *pending, opts.QueueSize),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-		live:   make(map[string]*stream),
-		waker:  newWaker(),
+		store: st, owner: owner, logger: logger, opts: opts.withDefaults(), waker: newWaker(),
+		live: make(map[string]*stream),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), abandon: make(chan struct{}), done: make(chan struct{}),
 	}
-	go l.writeLoop()
+	go l.run()
 	return l
 }
 
-// Open registers a live stream for messageID whose log so far ends at lastSeq (0 for a new
-// message) and returns its single writer. Open before telling anyone the message id, so
-// that every client finds the stream live or, once it ended, complete in the database.
-func (l *Log) Open(messageID string, lastSeq int64) (*Writer, error) {
+// Opening is how a message's log continues in this process.
+type Opening struct {
+	// LastSeq is the position of the message's last committed event (0 for none).
+	LastSeq int64
+	// Committed are events already in the database, ending at LastSeq (such as the first
+	// events written with the turn's rows), kept in memory for this process's followers.
+	Committed []store.Event
+	// OnLost is called once, from the committer, when the message turns out to be owned by
+	// another replica or its events cannot be written: the producer must stop.
+	OnLost func()
+}
+
+// Open registers messageID as produced here and returns its single writer. Open before
+// starting to produce, so that this process's followers read the message from memory.
+func (l *Log) Open(messageID string, o Opening) (*Writer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -103,10 +123,13 @@ func (l *Log) Open(messageID string, lastSeq int64) (*Writer, error) {
 	if _, ok := l.live[messageID]; ok {
 		return nil, fmt.Errorf("eventlog: message %s already has a writer", messageID)
 	}
-	s := newStream(messageID, lastSeq)
+	s := newStream(messageID, o)
 	l.live[messageID] = s
 	return &Writer{log: l, s: s}, nil
 }
+
+// Owner is the replica id this log writes as: the lease owner of the messages it produces.
+func (l *Log) Owner() string { return l.owner }
 
 func (l *Log) lookup(messageID string) *stream {
 	l.mu.Lock()
@@ -117,39 +140,80 @@ func (l *Log) lookup(messageID string) *stream {
 func (l *Log) forget(s *stream) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.live[s.messageID] == s {
-		delete(l.live, s.messageID)
+	if l.live[s.id] == s {
+		delete(l.live, s.id)
+	}
+}
+
+// markDirty queues s for the committer and wakes it. The producer calls it only when s
+// goes from idle (everything taken) to pending, so s is in the dirty list at most once and
+// the appends in between cost no shared lock.
+func (l *Log) markDirty(s *stream) {
+	l.mu.Lock()
+	l.dirty = append(l.dirty, s)
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default: // already kicked
 	}
 }
 
 // Notify wakes the cursors waiting on messageID in the database (called when another
-// replica announces new events, e.g. through PostgreSQL LISTEN/NOTIFY). An empty id wakes
-// every such cursor, for a resync after lost notifications.
+// replica announces new events through PostgreSQL LISTEN/NOTIFY). An empty id wakes every
+// such cursor, for a resync after lost notifications.
 func (l *Log) Notify(messageID string) { l.waker.wake(messageID) }
 
-// Close stops accepting writers, writes what is queued and stops the writer goroutine.
-func (l *Log) Close() {
+// FailingSince reports when the current run of failed commits began, and false while
+// commits succeed: how long the database has been unreachable, as far as the log knows.
+func (l *Log) FailingSince() (time.Time, bool) {
+	ns := l.failingSince.Load()
+	if ns == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+// Close stops accepting writers and waits until the events already appended are committed
+// or ctx ends (a database still down at shutdown); then the committer gives up, and it
+// returns an error saying how many events were left unwritten. Those were never shown to a
+// client, and another replica's sweep ends their messages once their leases expire.
+func (l *Log) Close(ctx context.Context) error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return
+		<-l.done
+		return nil
 	}
 	l.closed = true
 	l.mu.Unlock()
 	close(l.stop)
-	<-l.done
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		close(l.abandon)
+		<-l.done
+	}
+	if n := l.unwritten(); n > 0 {
+		return fmt.Errorf("eventlog: %d events left unwritten at close: %w", n, ctx.Err())
+	}
+	return nil
 }
 
-// encode marshals an event payload as one line of JSON. HTML escaping is off: replies are
-// full of "<" and ">", and "\u003c" would only make every frame longer and harder to read.
-func encode(data any) (store.JSON, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
-		return nil, fmt.Errorf("eventlog: encode %T: %w", data, err)
+// unwritten counts the events of live streams that never reached the database.
+func (l *Log) unwritten() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.live {
+		n += s.pendingCount()
 	}
-	return store.JSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	return n
+}
+
+// encode marshals an event payload the way every event is stored (events.Encode).
+func encode(data any) (store.JSON, error) {
+	b, err := events.Encode(data)
+	return store.JSON(b), err
 }
 
 // isTerminal reports whether ev ends its stream.

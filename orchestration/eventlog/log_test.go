@@ -3,10 +3,14 @@ package eventlog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,66 +28,135 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// countingStore counts database round trips for appends.
-type countingStore struct {
+// owner is the replica id the tests' logs write as.
+const owner = "replica-1"
+
+// gatedStore wraps a real store: it counts commits, can hold them (gate) or fail them as if
+// the database were down, and records which seqs are committed, so a test can check that a
+// follower never sees an event before the database has it.
+type gatedStore struct {
 	*store.Store
-	appends atomic.Int64
+	commits atomic.Int64
+	first   atomic.Int64 // events in the first commit
+	down    atomic.Bool
+	gate    chan struct{} // when non-nil, each commit waits for a receive
+
+	mu        sync.Mutex
+	committed map[string]int64 // message → highest committed seq
 }
 
-func (c *countingStore) AppendEvents(ctx context.Context, evs []store.Event) error {
-	c.appends.Add(1)
-	return c.Store.AppendEvents(ctx, evs)
+func newGated(st *store.Store) *gatedStore {
+	return &gatedStore{Store: st, committed: map[string]int64{}}
+}
+
+func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store.Event) ([]string, error) {
+	g.first.CompareAndSwap(0, int64(len(evs)))
+	g.commits.Add(1)
+	if g.gate != nil {
+		<-g.gate
+	}
+	if g.down.Load() {
+		return nil, fmt.Errorf("store: commit events: %w", syscall.ECONNREFUSED)
+	}
+	lost, err := g.Store.CommitEvents(ctx, owner, evs)
+	if err == nil {
+		g.mu.Lock()
+		for _, e := range evs {
+			g.committed[e.MessageID] = max(g.committed[e.MessageID], e.Seq)
+		}
+		g.mu.Unlock()
+	}
+	return lost, err
+}
+
+func (g *gatedStore) isCommitted(id string, seq int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.committed[id] >= seq
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// newMessage makes a session and an assistant message for the log to belong to.
-func newMessage(t *testing.T, st *store.Store) string {
+// closeLog closes l with a deadline, failing the test when events were left unwritten.
+func closeLog(t *testing.T, l *Log) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Close(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// newMessage makes a session and an assistant message owned by lease.
+func newMessage(t *testing.T, st *store.Store, lease store.Lease) string {
 	t.Helper()
 	ctx := context.Background()
-	sess := &store.Session{ID: fmt.Sprintf("s-%d", time.Now().UnixNano()), UserID: "u", Locale: "en", Phase: "strategy", Status: "active"}
+	sess := &store.Session{UserID: "u", Locale: "en", Phase: "strategy", Status: "active"}
 	if err := st.CreateSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
-	user := &store.Message{ID: sess.ID + "-u", SessionID: sess.ID, UserID: "u", Role: "user", Status: store.StatusCompleted, Content: "hi"}
-	asst := &store.Message{ID: sess.ID + "-a", SessionID: sess.ID, UserID: "u", Role: "assistant", Status: store.StatusPending}
-	if err := st.CreateTurn(ctx, user, asst); err != nil {
+	user := &store.Message{SessionID: sess.ID, UserID: "u", Content: "hi"}
+	asst := &store.Message{}
+	if err := st.CreateTurn(ctx, user, asst, store.TurnStart{Lease: lease}); err != nil {
 		t.Fatal(err)
 	}
 	return asst.ID
 }
 
+func ownLease() store.Lease { return store.Lease{Owner: owner, TTL: time.Hour} }
+
 func delta(i int) events.DeltaData { return events.DeltaData{Seq: i, Delta: fmt.Sprintf("d%d ", i)} }
 
-// produce appends n deltas and a completed event, then closes the writer.
-func produce(t *testing.T, l *Log, id string, n int) {
+func mustOpen(t *testing.T, l *Log, id string, o Opening) *Writer {
 	t.Helper()
-	ctx := context.Background()
-	w, err := l.Open(id, 0)
+	w, err := l.Open(id, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// produce appends n deltas and a completed terminal event.
+func produce(t *testing.T, l *Log, id string, n int) *Writer {
+	t.Helper()
+	ctx := context.Background()
+	w := mustOpen(t, l, id, Opening{})
 	for i := 1; i <= n; i++ {
 		if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Append(ctx, events.Completed, events.CompletedData{ReplyLen: n}); err != nil {
+	done := &store.Message{Status: store.StatusCompleted, Content: "done"}
+	if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: n}, done); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	return w
 }
 
-// drain follows a message from after to its terminal event and returns the seqs seen.
-func drain(t *testing.T, l *Log, id string, after int64) []int64 {
-	t.Helper()
-	seqs, ended := drainNoFatal(l, id, after)
-	if !ended {
-		t.Fatalf("follower stuck after %d events", len(seqs))
+// follow reads a message from after to its terminal event (or a time limit) and returns
+// the seqs seen; check, when set, runs on every event as it is delivered.
+func follow(l *Log, id string, after, last int64, check func(store.Event)) ([]int64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cur := l.Follow(id, after, last)
+	var seqs []int64
+	for !cur.Ended() && ctx.Err() == nil {
+		evs, wait, err := cur.Next(ctx)
+		for _, ev := range evs {
+			if check != nil {
+				check(ev)
+			}
+			seqs = append(seqs, ev.Seq)
+		}
+		if err == nil && cur.Ended() {
+			break
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
 	}
-	return seqs
+	return seqs, cur.Ended()
 }
 
 func wantSeqs(t *testing.T, got []int64, from, to int64) {
@@ -105,68 +178,77 @@ func head(s []int64) []int64 {
 	return s
 }
 
-func TestLiveFollowersSeeEveryEventOnce(t *testing.T) {
+func TestFollowersSeeOnlyCommittedEvents(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		l := New(st, quiet(), Options{})
-		defer l.Close()
-		id := newMessage(t, st)
-		w, err := l.Open(id, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		var early atomic.Int64
 		results := make(chan []int64, 2)
-		for _, after := range []int64{0, 0} {
-			go func() { seqs, _ := drainNoFatal(l, id, after); results <- seqs }()
+		for range 2 {
+			go func() {
+				seqs, _ := follow(l, id, 0, 0, func(ev store.Event) {
+					if !g.isCommitted(id, ev.Seq) {
+						early.Add(1)
+					}
+				})
+				results <- seqs
+			}()
 		}
-		ctx := context.Background()
-		for i := 1; i <= 200; i++ {
-			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := w.Append(ctx, events.Completed, events.CompletedData{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
+		produce(t, l, id, 200)
 		for range 2 {
 			wantSeqs(t, <-results, 1, 201)
+		}
+		if n := early.Load(); n > 0 {
+			t.Fatalf("%d events reached a follower before they were committed", n)
+		}
+		m, err := st.GetMessage(context.Background(), id, "u")
+		if err != nil || m.Status != store.StatusCompleted || m.Content != "done" || m.LastEventID != 201 {
+			t.Fatalf("message after its terminal event = %+v, %v; want completed with its outcome", m, err)
 		}
 	})
 }
 
-// drainNoFatal is drain for goroutines, which must not call t.Fatal; it also reports
-// whether the terminal event was reached within its time limit.
-func drainNoFatal(l *Log, id string, after int64) ([]int64, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cur := l.Follow(id, after)
-	var seqs []int64
-	for !cur.Ended() && ctx.Err() == nil {
-		evs, wait, err := cur.Next(ctx)
-		if err != nil {
-			return seqs, false
-		}
-		for _, ev := range evs {
-			seqs = append(seqs, ev.Seq)
-		}
-		if !cur.Ended() {
-			select {
-			case <-wait:
-			case <-ctx.Done():
-			}
-		}
+func TestHeldCommitHoldsDelivery(t *testing.T) {
+	st := storetest.SQLite(t)
+	g := newGated(st)
+	g.gate = make(chan struct{})
+	l := New(g, owner, quiet(), Options{})
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil {
+		t.Fatal(err)
 	}
-	return seqs, cur.Ended()
+	cur := l.Follow(id, 0, 0)
+	for range 3 { // the commit is held: nothing may be delivered, however often we look
+		if evs, _, _ := cur.Next(context.Background()); len(evs) > 0 {
+			t.Fatalf("delivered %d uncommitted events", len(evs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.gate <- struct{}{} // let the commit through
+	evs, wait, _ := cur.Next(context.Background())
+	for len(evs) == 0 {
+		<-wait
+		evs, wait, _ = cur.Next(context.Background())
+	}
+	if evs[0].Seq != 1 {
+		t.Fatalf("first delivered seq %d, want 1", evs[0].Seq)
+	}
+	close(g.gate)
+	closeLog(t, l)
 }
 
 func TestReplayFromDatabaseAfterTheStreamEnded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		l := New(st, quiet(), Options{})
-		defer l.Close()
-		id := newMessage(t, st)
-		produce(t, l, id, 1200) // more than two pages
+		l := New(st, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		w := produce(t, l, id, 1200) // more than two pages
+		if err := w.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		cases := []struct {
 			name  string
 			after int64
@@ -178,44 +260,209 @@ func TestReplayFromDatabaseAfterTheStreamEnded(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				wantSeqs(t, drain(t, l, id, tc.after), tc.after+1, 1201)
+				seqs, ended := follow(l, id, tc.after, 1201, nil)
+				if !ended {
+					t.Fatal("follower did not reach the terminal event")
+				}
+				wantSeqs(t, seqs, tc.after+1, 1201)
 			})
-		}
-		var got []store.Event
-		evs, err := st.ListEvents(context.Background(), id, 1200, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, evs...)
-		if len(got) != 1 || got[0].Name != events.Completed {
-			t.Fatalf("last stored event = %+v, want the completed event", got)
 		}
 	})
 }
 
-func TestAppendsAreBatched(t *testing.T) {
+func TestReconnectPastTheEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		cs := &countingStore{Store: st}
-		l := New(cs, quiet(), Options{FlushInterval: 20 * time.Millisecond})
-		defer l.Close()
-		id := newMessage(t, st)
-		produce(t, l, id, 1000)
-		if n := cs.appends.Load(); n > 100 {
-			t.Fatalf("1001 events took %d database round trips, want batching (≤100)", n)
+		l := New(st, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		w := mustOpen(t, l, id, Opening{})
+		ctx := context.Background()
+		for i := 1; i <= 3; i++ {
+			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []int64, 1)
+		go func() {
+			seqs, ended := follow(l, id, 50, 3, nil) // the client claims 50; the log has 3
+			if !ended {
+				seqs = append(seqs, -1)
+			}
+			done <- seqs
+		}()
+		if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeCancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
+			t.Fatal(err)
+		}
+		if seqs := <-done; len(seqs) != 0 {
+			t.Fatalf("a follower past the end got %v, want nothing and the end of its stream", seqs)
 		}
 	})
+}
+
+func TestGroupCommit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		w := produce(t, l, id, 1000)
+		if err := w.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := g.commits.Load(); n > 100 {
+			t.Fatalf("1001 events took %d commits, want them grouped (≤100)", n)
+		}
+	})
+}
+
+// A producer whose input is already buffered never blocks, so on one thread the commit loop
+// would run only once it had appended everything: the first delta would reach clients with
+// the last. Nudge hands the thread over, and the first event commits on its own.
+func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		ctx := context.Background()
+		// A first message brings the commit loop to where a running server has it: idle.
+		if err := produce(t, l, newMessage(t, st, ownLease()), 1).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		g.first.Store(0)
+		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+		for i := 1; i <= 500; i++ {
+			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 {
+				w.Nudge()
+			}
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := g.first.Load(); n != 1 {
+			t.Fatalf("the first commit held %d events, want the nudged first one alone", n)
+		}
+	})
+}
+
+func TestOutageKeepsEventsAndResumes(t *testing.T) {
+	st := storetest.SQLite(t)
+	g := newGated(st)
+	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, MaxPending: 50})
+	defer closeLog(t, l)
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	ctx := context.Background()
+	g.down.Store(true)
+	for i := 1; i <= 50; i++ {
+		if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	if _, err := w.Append(short, events.ContentDelta, delta(51)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append over the pending bound = %v, want it to wait until its context ends", err)
+	}
+	cancel()
+	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInterrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
+		t.Fatalf("terminal event over the bound: %v (it must always be accepted)", err)
+	}
+	if since, failing := l.FailingSince(); !failing || time.Since(since) > time.Minute {
+		t.Fatalf("FailingSince = %v, %v during the outage", since, failing)
+	}
+	g.down.Store(false)
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, failing := l.FailingSince(); failing {
+		t.Error("still failing after the database came back")
+	}
+	seqs, ended := follow(l, id, 0, 51, nil)
+	if !ended {
+		t.Fatal("no terminal event after the outage")
+	}
+	wantSeqs(t, seqs, 1, 51)
+}
+
+func TestLostMessage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		l := New(st, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		id := newMessage(t, st, store.Lease{Owner: owner, TTL: 20 * time.Millisecond})
+		var lost atomic.Bool
+		w := mustOpen(t, l, id, Opening{OnLost: func() { lost.Store(true) }})
+		ctx := context.Background()
+		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the lease expires; another replica claims it
+		other := New(st, "replica-2", quiet(), Options{})
+		defer closeLog(t, other)
+		claimed, err := st.ClaimOrphans(ctx, store.Lease{Owner: "replica-2", TTL: time.Hour}, false, 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim = %v, %v", claimed, err)
+		}
+		w2 := mustOpen(t, other, id, Opening{LastSeq: claimed[0].LastEventID})
+
+		if _, err := w.Append(ctx, events.ContentDelta, delta(2)); err != nil {
+			t.Fatal(err) // accepted locally; the commit finds the message lost
+		}
+		if err := w.Wait(ctx); !errors.Is(err, ErrLost) || !lost.Load() {
+			t.Fatalf("Wait = %v, OnLost called %v; want ErrLost and the producer told", err, lost.Load())
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(3)); !errors.Is(err, ErrLost) {
+			t.Fatalf("append after the loss = %v, want ErrLost", err)
+		}
+		follower := make(chan []int64, 1)
+		go func() { seqs, _ := follow(l, id, 0, 1, nil); follower <- seqs }()
+		if _, err := w2.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInterrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
+			t.Fatal(err)
+		}
+		wantSeqs(t, <-follower, 1, 2) // the old owner's delta 1, then the new owner's terminal
+		stored, _ := st.ListEvents(ctx, id, 0, 0)
+		if len(stored) != 2 || stored[1].Name != events.Error {
+			t.Fatalf("stored log %+v, want delta 1 and the new owner's error", stored)
+		}
+	})
+}
+
+func TestCloseGivesUpOnADeadDatabase(t *testing.T) {
+	st := storetest.SQLite(t)
+	g := newGated(st)
+	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 10 * time.Millisecond})
+	id := newMessage(t, st, ownLease())
+	g.down.Store(true)
+	w := mustOpen(t, l, id, Opening{})
+	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := l.Close(ctx); err == nil {
+		t.Fatal("Close with an unwritten event = nil, want an error saying so")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Close took %v with the database down, want it to give up at its deadline", d)
+	}
 }
 
 func TestAStalledFollowerDoesNotHoldUpTheProducer(t *testing.T) {
 	st := storetest.SQLite(t)
-	l := New(st, quiet(), Options{})
-	defer l.Close()
-	id := newMessage(t, st)
-	w, err := l.Open(id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stalled := l.Follow(id, 0) // reads once, then never again
+	l := New(st, owner, quiet(), Options{})
+	defer closeLog(t, l)
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	stalled := l.Follow(id, 0, 0) // reads once, then never again
 	if _, _, err := stalled.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -229,33 +476,52 @@ func TestAStalledFollowerDoesNotHoldUpTheProducer(t *testing.T) {
 			t.Fatalf("append %d blocked behind a stalled follower: %v", i, err)
 		}
 	}
-	if _, err := w.Append(ctx, events.Error, events.ErrorData{Code: events.CodeCancelled}); err != nil {
+	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeCancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(ctx); err != nil {
+	if err := w.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestSecondWriterForALiveMessageIsRefused(t *testing.T) {
+func TestOneWriterPerMessageAndNothingAfterTheEnd(t *testing.T) {
 	st := storetest.SQLite(t)
-	l := New(st, quiet(), Options{})
-	defer l.Close()
-	id := newMessage(t, st)
-	w, err := l.Open(id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Open(id, 0); err == nil {
+	l := New(st, owner, quiet(), Options{})
+	defer closeLog(t, l)
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	if _, err := l.Open(id, Opening{}); err == nil {
 		t.Fatal("second Open of a live message succeeded; two producers would break positions")
 	}
-	if _, err := w.Append(context.Background(), events.Completed, json.RawMessage(`{}`)); err != nil {
+	if _, err := w.Finish(context.Background(), events.Completed, json.RawMessage(`{}`), &store.Message{Status: store.StatusCompleted}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err == nil {
-		t.Fatal("append after the terminal event succeeded")
+	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); !errors.Is(err, ErrEnded) {
+		t.Fatalf("append after the terminal event = %v, want ErrEnded", err)
 	}
-	if err := w.Close(context.Background()); err != nil {
+}
+
+func TestCommittedEventsSeedTheStream(t *testing.T) {
+	st := storetest.SQLite(t)
+	l := New(st, owner, quiet(), Options{})
+	defer closeLog(t, l)
+	u := &store.Message{UserID: "u"}
+	sess := &store.Session{UserID: "u", Phase: "strategy"}
+	if err := st.CreateSession(context.Background(), sess); err != nil {
 		t.Fatal(err)
+	}
+	u.SessionID = sess.ID
+	a := &store.Message{ID: "seeded"}
+	queued := store.Event{MessageID: a.ID, Seq: 1, Name: events.Status, Data: store.JSON(`{"state":"queued"}`)}
+	if err := st.CreateTurn(context.Background(), u, a, store.TurnStart{Lease: ownLease(), Events: []store.Event{queued}}); err != nil {
+		t.Fatal(err)
+	}
+	w := mustOpen(t, l, a.ID, Opening{LastSeq: 1, Committed: []store.Event{queued}})
+	if seq, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil || seq != 2 {
+		t.Fatalf("first append after the seed = seq %d, %v; want 2", seq, err)
+	}
+	evs, _, _ := l.Follow(a.ID, 0, 1).Next(context.Background())
+	if len(evs) != 1 || evs[0].Seq != 1 {
+		t.Fatalf("follower of a seeded stream got %+v, want the queued event", evs)
 	}
 }

@@ -6,59 +6,103 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// stream is the in-memory log of one live message. The producer appends; cursors copy from
-// it under the lock and wait on changed, which is closed and replaced on every append (a
-// broadcast that never blocks the producer).
+// stream is the in-memory log of one message produced in this process. The producer
+// appends to events; the committer takes the pending tail, commits it and advances
+// committed; cursors read only events[:committed] (never a copy: committed events are not
+// modified again, and append never moves them for a holder of an older slice header).
 type stream struct {
-	messageID string
+	id     string
+	onLost func()
 
 	mu        sync.Mutex
-	base      int64 // seq of the event before events[0]
-	events    []store.Event
-	changed   chan struct{}
-	ended     bool  // a terminal event was appended
-	persisted int64 // highest seq known to be in the database
-	flushed   chan struct{}
-	writeErr  error
+	base      int64         // seq of the event before events[0]
+	events    []store.Event // committed prefix, then events still to be committed
+	committed int           // events[:committed] are in the database
+	taken     int           // events[:taken] are committed or in the committer's hands
+	changed   chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
+	terminal  bool          // a terminal event was appended
+	done      bool          // nothing more will be committed here: terminal committed, or lost
+	lost      bool          // another replica owns the message, or its events could not be written
 }
 
-func newStream(messageID string, lastSeq int64) *stream {
-	return &stream{
-		messageID: messageID,
-		base:      lastSeq,
-		changed:   make(chan struct{}),
-		persisted: lastSeq,
-		flushed:   make(chan struct{}),
+func newStream(id string, o Opening) *stream {
+	s := &stream{
+		id: id, onLost: o.OnLost, base: o.LastSeq - int64(len(o.Committed)),
+		events: append([]store.Event(nil), o.Committed...), committed: len(o.Committed), taken: len(o.Committed),
+		changed: make(chan struct{}),
 	}
+	if s.onLost == nil {
+		s.onLost = func() {}
+	}
+	return s
 }
 
-// last returns the seq of the newest event.
+// queued reports whether the stream has events the committer has not taken yet: it is
+// then in the log's dirty list (the producer put it there when it went from idle to
+// pending; the committer puts it back when it took only part).
+func (s *stream) queued() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken < len(s.events)
+}
+
+// last returns the seq of the newest appended event.
 func (s *stream) last() int64 { return s.base + int64(len(s.events)) }
 
-// after copies the events with seq > seq and returns the channel closed on the next append.
-func (s *stream) after(seq int64) ([]store.Event, <-chan struct{}, bool) {
+// pendingCount is the number of appended events not yet committed.
+func (s *stream) pendingCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []store.Event
-	if i := seq - s.base; i < int64(len(s.events)) {
-		if i < 0 {
-			i = 0
-		}
-		out = append(out, s.events[i:]...)
+	if s.lost {
+		return 0
 	}
-	return out, s.changed, s.ended
+	return len(s.events) - s.committed
 }
 
-// markPersisted records that events up to seq are in the database (or that writing failed).
-func (s *stream) markPersisted(seq int64, err error) {
+// committedAfter returns the committed events with seq > seq (a window of the shared slice),
+// the channel closed on the next change, and whether the stream was lost (its remaining
+// events must then be read from the database).
+func (s *stream) committedAfter(seq int64) ([]store.Event, <-chan struct{}, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if seq > s.persisted {
-		s.persisted = seq
+	i := max(seq-s.base, 0)
+	if i >= int64(s.committed) {
+		return nil, s.changed, s.lost
 	}
-	if err != nil && s.writeErr == nil {
-		s.writeErr = err
+	return s.events[i:s.committed:s.committed], s.changed, s.lost
+}
+
+// take hands up to n pending events to the committer, appending them to batch, and
+// reports how many it took and whether more remain.
+func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost {
+		return batch, 0, false
 	}
-	close(s.flushed)
-	s.flushed = make(chan struct{})
+	end := min(len(s.events), s.taken+n)
+	batch = append(batch, s.events[s.taken:end]...)
+	k := end - s.taken
+	s.taken = end
+	return batch, k, s.taken < len(s.events)
+}
+
+// publish records the outcome of a commit of the stream's next n events: committed (they
+// become visible) or lost (the stream ends here). It reports whether the stream is done.
+func (s *stream) publish(n int, lost bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lost {
+		s.lost, s.done = true, true
+		s.events = s.events[:s.committed:s.committed] // drop what no client has seen
+		s.taken = s.committed
+	} else {
+		s.committed += n
+		if s.terminal && s.committed == len(s.events) {
+			s.done = true
+		}
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.done
 }

@@ -1,8 +1,17 @@
 // Package events is the vocabulary of the client event stream (sse-contract.md §3): the five
-// event names, the payload of each, and the error codes. The orchestrator produces these
-// payloads, the event log stores them as JSON, and the API forwards them untouched, so the
-// contract lives in exactly one place.
+// event names, the payload of each (completed's metadata included), the error codes, and
+// the [Emitter] every turn writes them through. The orchestrator produces these payloads,
+// the event log stores them as JSON, and the API forwards them untouched, so the contract
+// lives in exactly one place.
 package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/phaseflow/phaseflow/store"
+)
 
 // Event names as they appear on the wire after "event:".
 const (
@@ -72,12 +81,17 @@ type StatusData struct {
 	Tool              *ToolState `json:"tool,omitempty"`
 	Attempt           int        `json:"attempt,omitempty"`
 	Reason            string     `json:"reason,omitempty"`
-	From              string     `json:"from,omitempty"`
-	To                string     `json:"to,omitempty"`
+	// DiscardThroughSeq, on retrying, is the last seq of the refused attempt: the client
+	// drops the deltas with seq up to it. A pointer, because 0 (no delta yet) is a value.
+	DiscardThroughSeq *int   `json:"discard_through_seq,omitempty"`
+	From              string `json:"from,omitempty"`
+	To                string `json:"to,omitempty"`
 }
 
-// DeltaData is the payload of a content_delta event. Seq counts content deltas of one attempt
-// from 1; Attempt is set from the second attempt on, when the client must start over.
+// DeltaData is the payload of a content_delta event. Seq counts the message's content
+// deltas from 1, increasing by one across the whole message, retries included; Attempt is
+// set from the second attempt on. The reply is the deltas in seq order after the last
+// retrying status's discard_through_seq.
 type DeltaData struct {
 	Base
 	Seq     int    `json:"seq"`
@@ -90,8 +104,8 @@ type DeltaData struct {
 type CompletedData struct {
 	Base
 	Route
-	ReplyLen int `json:"reply_len"`
-	Metadata any `json:"metadata"`
+	ReplyLen int      `json:"reply_len"`
+	Metadata Metadata `json:"metadata"`
 }
 
 // ErrorData is the payload of the terminal error event. Error repeats Message for old clients.
@@ -103,6 +117,13 @@ type ErrorData struct {
 	Provider      string  `json:"provider,omitempty"`
 	ResolvedModel *string `json:"resolved_model"`
 	EndpointID    int     `json:"endpoint_id"`
+	// ToolCalls are the MCP calls the turn made before it failed (each with its attempt):
+	// tools that really ran, a backtest or a rollout, whatever became of the turn.
+	ToolCalls []store.ToolCall `json:"tool_calls,omitempty"`
+	// Fallback, when the stream broke after partial text, is a short valid ThinkingML
+	// reply in the session's locale that says the answer was cut off and what to do; the
+	// client may show it after (or instead of) the partial text.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // HeartbeatData is the payload of a heartbeat. LastEventID is the id of the last event this
@@ -111,4 +132,17 @@ type HeartbeatData struct {
 	Base
 	TS          int64 `json:"ts"`
 	LastEventID int64 `json:"last_event_id"`
+}
+
+// Encode marshals an event payload as one line of JSON, the form the log stores and the
+// SSE writer sends as is. HTML escaping is off: replies are full of "<" and ">", and
+// "\u003c" would only make every frame longer and harder to read.
+func Encode(data any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
+		return nil, fmt.Errorf("events: encode %T: %w", data, err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

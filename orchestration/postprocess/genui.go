@@ -4,14 +4,27 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/phaseflow/phaseflow/genui"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // GenUIContext is what the GenUI step needs besides the model's own objects.
 type GenUIContext struct {
-	Allowed       []string     // the phase's allowed GenUI types
-	ToolCalls     []ToolRecord // this turn's MCP calls
-	MissingFields []string     // what the phase handler still needs
-	Reply         string       // the reply text, to see whether the model asked something
+	Allowed       []string         // the phase's allowed GenUI types
+	ToolCalls     []store.ToolCall // this turn's MCP calls
+	MissingFields []string         // what the phase handler still needs
+	Reply         string           // the reply text, to see whether the model asked something
+	// Schema checks the cards; nil compiles the GenUI schema for this call (about 2.6 ms),
+	// so a long-lived caller keeps one genui.Validator and passes it.
+	Schema *genui.Validator
+	// Question says what the missing fields are, in the session's locale, for the
+	// choice_prompt the server adds ("" or nil: the card carries the fields alone).
+	Question func(missing []string) string
+	// Cards are the phase handler's cards from the turn's tool results and block (a stress
+	// report, a deployment summary, a new draft's strategy card), each added when the
+	// model sent none of its type.
+	Cards []json.RawMessage
 }
 
 // GenUIResult is the GenUI a turn sends, with what was refused and why.
@@ -21,11 +34,18 @@ type GenUIResult struct {
 }
 
 // FinishGenUI fills in the cards the model left out and drops the types the phase does not
-// allow. Filled in: a strategy_ref card when validate_strategy returned a strategy_id, a
-// backtest_charts card when a backtest tool returned series, and a choice_prompt when the
-// phase still misses fields and the model asked nothing.
+// allow and the cards that break the GenUI schema (package genui), each with its reason.
+// Filled in: the phase's own cards (Cards), a strategy_ref card when validate_strategy
+// returned a strategy_id, a backtest_charts card when a backtest tool returned series, and
+// a choice_prompt when the phase still misses fields and the model asked nothing, its
+// question saying in the session's locale what is missing.
 func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 	items = slices.Clone(items)
+	for _, card := range c.Cards {
+		if !hasType(items, typeOf(card)) {
+			items = append(items, card)
+		}
+	}
 	if !hasType(items, "strategy_ref") {
 		items = appendIf(items, strategyRef(c.ToolCalls))
 	}
@@ -33,14 +53,32 @@ func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 		items = appendIf(items, backtestCharts(c.ToolCalls))
 	}
 	if len(c.MissingFields) > 0 && !hasType(items, "choice_prompt") && !asksSomething(c.Reply) {
-		items = append(items, mustRaw(map[string]any{"type": "choice_prompt", "missing_fields": c.MissingFields, "source": "auto"}))
+		card := map[string]any{"type": "choice_prompt", "missing_fields": c.MissingFields, "source": "auto"}
+		if c.Question != nil {
+			if q := c.Question(c.MissingFields); q != "" {
+				card["question"] = q
+			}
+		}
+		items = append(items, mustRaw(card))
 	}
 	var res GenUIResult
+	schema, schemaErr := c.Schema, error(nil)
+	if schema == nil {
+		schema, schemaErr = genui.NewValidator()
+	}
 	for _, it := range items {
-		if typ := typeOf(it); slices.Contains(c.Allowed, typ) {
-			res.Items = append(res.Items, it)
-		} else {
+		typ := typeOf(it)
+		switch {
+		case !slices.Contains(c.Allowed, typ):
 			res.Dropped = append(res.Dropped, "genui type "+typ+" is not allowed in this phase")
+		case schemaErr != nil:
+			res.Dropped = append(res.Dropped, schemaErr.Error())
+		default:
+			if err := schema.Validate(it); err != nil {
+				res.Dropped = append(res.Dropped, err.Error())
+				continue
+			}
+			res.Items = append(res.Items, it)
 		}
 	}
 	if res.Items == nil {
@@ -49,10 +87,10 @@ func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 	return res
 }
 
-func strategyRef(calls []ToolRecord) json.RawMessage {
+func strategyRef(calls []store.ToolCall) json.RawMessage {
 	for i := len(calls) - 1; i >= 0; i-- {
 		c := calls[i]
-		if c.Name != "validate_strategy" || c.Status != "success" {
+		if c.Name != "validate_strategy" || c.Status != store.ToolSuccess {
 			continue
 		}
 		var out struct {
@@ -66,10 +104,10 @@ func strategyRef(calls []ToolRecord) json.RawMessage {
 	return nil
 }
 
-func backtestCharts(calls []ToolRecord) json.RawMessage {
+func backtestCharts(calls []store.ToolCall) json.RawMessage {
 	for i := len(calls) - 1; i >= 0; i-- {
 		c := calls[i]
-		if !strings.Contains(c.Name, "backtest") || c.Status != "success" {
+		if !strings.Contains(c.Name, "backtest") || c.Status != store.ToolSuccess {
 			continue
 		}
 		var out struct {
@@ -85,19 +123,6 @@ func backtestCharts(calls []ToolRecord) json.RawMessage {
 		}
 	}
 	return nil
-}
-
-// StrategyFromTools returns the strategy id a successful validate_strategy call returned.
-func StrategyFromTools(calls []ToolRecord) string {
-	var id string
-	if ref := strategyRef(calls); ref != nil {
-		var v struct {
-			StrategyID string `json:"strategy_id"`
-		}
-		_ = json.Unmarshal(ref, &v)
-		id = v.StrategyID
-	}
-	return id
 }
 
 // asksSomething reports whether the reply's final answer ends by putting a question to the

@@ -2,16 +2,20 @@ package postprocess
 
 import (
 	"encoding/json"
+	"github.com/phaseflow/phaseflow/store"
 	"strings"
 	"testing"
+
+	"github.com/phaseflow/phaseflow/genui"
 )
 
 func TestFinishGenUI(t *testing.T) {
-	validated := ToolRecord{Name: "validate_strategy", Status: "success", Output: `{"strategy_id":"s-1","status":"validated"}`}
-	failed := ToolRecord{Name: "validate_strategy", Status: "failure", Error: "bad"}
-	backtest := ToolRecord{Name: "run_backtest", Status: "success", Output: `{"series":[{"name":"equity","points":[[0,1]]}],"metrics":{"sharpe":1.2}}`}
+	validated := store.ToolCall{Name: "validate_strategy", Status: store.ToolSuccess, Output: `{"strategy_id":"s-1","status":"validated"}`}
+	failed := store.ToolCall{Name: "validate_strategy", Status: store.ToolFailure, Error: "bad"}
+	backtest := store.ToolCall{Name: "run_backtest", Status: store.ToolSuccess, Output: `{"series":[{"name":"equity","points":[[0,1]]}],"metrics":{"sharpe":1.2}}`}
 	allowed := []string{"strategy_ref", "strategy_card", "backtest_charts", "choice_prompt"}
-	card := json.RawMessage(`{"type":"strategy_card","name":"x"}`)
+	card := json.RawMessage(`{"type":"strategy_card","name":"x","spec":{"symbol":"BTC-USD"}}`)
+	broken := json.RawMessage(`{"type":"strategy_card","name":"x","status":"live","spec":{}}`)
 	cases := []struct {
 		name      string
 		items     []json.RawMessage
@@ -20,15 +24,16 @@ func TestFinishGenUI(t *testing.T) {
 		dropped   int
 	}{
 		{"model's own card kept", []json.RawMessage{card}, GenUIContext{Allowed: allowed}, "strategy_card", 0},
-		{"strategy_ref filled from validate_strategy", nil, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{validated}}, "strategy_ref", 0},
-		{"no strategy_ref from a failed call", nil, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{failed}}, "", 0},
-		{"the model's strategy_ref is not doubled", []json.RawMessage{json.RawMessage(`{"type":"strategy_ref","strategy_id":"s-9"}`)}, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{validated}}, "strategy_ref", 0},
-		{"backtest_charts filled from series", nil, GenUIContext{Allowed: allowed, ToolCalls: []ToolRecord{backtest}}, "backtest_charts", 0},
+		{"strategy_ref filled from validate_strategy", nil, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{validated}}, "strategy_ref", 0},
+		{"no strategy_ref from a failed call", nil, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{failed}}, "", 0},
+		{"the model's strategy_ref is not doubled", []json.RawMessage{json.RawMessage(`{"type":"strategy_ref","strategy_id":"s-9"}`)}, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{validated}}, "strategy_ref", 0},
+		{"backtest_charts filled from series", nil, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{backtest}}, "backtest_charts", 0},
 		{"choice_prompt when fields are missing and nothing was asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here it is.</final>"}, "choice_prompt", 0},
 		{"no choice_prompt when the model asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here is a draft.\n\nWhich asset?\n<!-- <serp_queries>\n[]\n</serp_queries> -->\n</final>"}, "", 0},
 		{"a quoted question is not the model asking", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>You wrote: \"what now?\"\n\nHere is a draft.</final>"}, "choice_prompt", 0},
 		{"a type the phase does not allow is dropped", []json.RawMessage{json.RawMessage(`{"type":"deployment_summary"}`), card}, GenUIContext{Allowed: allowed}, "strategy_card", 1},
-		{"filled cards obey the phase too", nil, GenUIContext{Allowed: []string{"stress_report"}, ToolCalls: []ToolRecord{validated}}, "", 1},
+		{"a card that breaks the schema is dropped", []json.RawMessage{broken, card}, GenUIContext{Allowed: allowed}, "strategy_card", 1},
+		{"filled cards obey the phase too", nil, GenUIContext{Allowed: []string{"stress_report"}, ToolCalls: []store.ToolCall{validated}}, "", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,5 +46,46 @@ func TestFinishGenUI(t *testing.T) {
 				t.Fatalf("types %q dropped %v, want %q and %d dropped", got, res.Dropped, tc.wantTypes, tc.dropped)
 			}
 		})
+	}
+}
+
+// TestFinishGenUIAsksForTheMissingFields: the choice_prompt the server adds carries the
+// phase's question in words when one is given, and still passes the schema.
+func TestFinishGenUIAsksForTheMissingFields(t *testing.T) {
+	question := func(missing []string) string { return "Still needed:\n- " + strings.Join(missing, "\n- ") }
+	res := FinishGenUI(nil, GenUIContext{Allowed: []string{"choice_prompt"}, MissingFields: []string{"deployment_target"},
+		Reply: "<final>Done.</final>", Question: question})
+	if len(res.Items) != 1 || len(res.Dropped) != 0 {
+		t.Fatalf("items %s dropped %v", res.Items, res.Dropped)
+	}
+	var card map[string]any
+	_ = json.Unmarshal(res.Items[0], &card)
+	if card["question"] != "Still needed:\n- deployment_target" || card["source"] != "auto" {
+		t.Fatalf("card %v, want the question", card)
+	}
+}
+
+// TestFinishGenUIDropsWithTheSchemaReason checks that a refused card's reason names the card
+// and the rule it broke, so dropped_genui tells the model's author what to fix.
+func TestFinishGenUIDropsWithTheSchemaReason(t *testing.T) {
+	res := FinishGenUI([]json.RawMessage{json.RawMessage(`{"type":"choice_prompt","question":"Which?","options":[{"id":"a"}]}`)},
+		GenUIContext{Allowed: []string{"choice_prompt"}})
+	want := "genui choice_prompt card does not match the schema: /options/0: missing property 'label'"
+	if len(res.Items) != 0 || len(res.Dropped) != 1 || res.Dropped[0] != want {
+		t.Errorf("items %s, dropped %q; want nothing kept and %q", res.Items, res.Dropped, want)
+	}
+}
+
+// TestFinishGenUIWithAKeptValidator checks that a caller's Validator is used as the one
+// compiled per call would be.
+func TestFinishGenUIWithAKeptValidator(t *testing.T) {
+	v, err := genui.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := FinishGenUI([]json.RawMessage{json.RawMessage(`{"type":"strategy_ref"}`), json.RawMessage(`{"type":"strategy_ref","strategy_id":"s-1"}`)},
+		GenUIContext{Allowed: []string{"strategy_ref"}, Schema: v})
+	if len(res.Items) != 1 || len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0], "missing property 'strategy_id'") {
+		t.Errorf("items %s, dropped %q", res.Items, res.Dropped)
 	}
 }

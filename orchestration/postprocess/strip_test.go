@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 )
 
@@ -41,31 +40,30 @@ func TestProcessIgnoresStrippedBlocks(t *testing.T) {
 			t.Fatalf("forwarded text holds %q: %q", leak, text.String())
 		}
 	}
-	o := Process(stream.Result{Text: text.String(), Blocks: blocks}, Options{Locale: "en", SerpQueriesOptional: true})
-	if p := o.Problems(); len(p) > 0 {
-		t.Errorf("problems: %v", p)
+	if c := Check(text.String(), Options{Locale: "en", SerpQueriesOptional: true}); len(c.Issues) > 0 {
+		t.Errorf("problems: %v", c.Issues)
 	}
+	x := extract(blocks)
 	want := []string{droppedSessionState, droppedMCPTag, droppedMCPTag}
-	if diff := cmp.Diff(want, o.Dropped); diff != "" {
-		t.Errorf("Dropped (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, x.dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
 	}
-	if len(o.GenUI) != 1 || string(o.StatePatch) != `{"strategy_status":"ready"}` {
-		t.Errorf("GenUI %s, patch %s: the AGENT blocks beside the stripped ones were lost", o.GenUI, o.StatePatch)
+	if len(x.genui) != 1 || string(x.patch) != `{"strategy_status":"ready"}` {
+		t.Errorf("GenUI %s, patch %s: the AGENT blocks beside the stripped ones were lost", x.genui, x.patch)
 	}
 }
 
 func TestExtractBlocksRecordsStrippedBlocks(t *testing.T) {
-	var o Outcome
-	o.extractBlocks([]thinkingml.Block{
+	x := extract([]thinkingml.Block{
 		{Name: thinkingml.BlockMCPTag, Body: "<mcp_tool/>"},
 		{Name: thinkingml.BlockSessionState, Body: "\nphase: x\n"},
 		{Name: thinkingml.BlockMCPTag, Body: `<mcp_call name="x">{}</mcp_call>`},
 	})
 	want := []string{"stripped an invented mcp tag", "stripped an echoed session state block", "stripped an invented mcp tag"}
-	if diff := cmp.Diff(want, o.Dropped); diff != "" {
-		t.Errorf("Dropped (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, x.dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
 	}
-	if o.GenUI != nil || o.StatePatch != nil {
-		t.Errorf("stripped blocks were read as GenUI %s or patch %s", o.GenUI, o.StatePatch)
+	if x.genui != nil || x.patch != nil {
+		t.Errorf("stripped blocks were read as GenUI %s or patch %s", x.genui, x.patch)
 	}
 }

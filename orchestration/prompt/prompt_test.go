@@ -75,3 +75,25 @@ func TestBuild(t *testing.T) {
 		})
 	}
 }
+
+func TestCapOutput(t *testing.T) {
+	cases := []struct {
+		name                  string
+		limit, requested, cap int
+	}{
+		{"the phase's cap", 2000, 0, 2000},
+		{"a request lowers it", 2000, 300, 300},
+		{"a request never raises it", 2000, 9000, 2000},
+		{"no cap but the request's", 0, 500, 500},
+		{"no cap at all", 0, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := &Plan{}
+			pl.capOutput(tc.limit, tc.requested)
+			if pl.MaxOutputTokens != tc.cap || pl.input.MaxOutputTokens != tc.cap {
+				t.Fatalf("cap %d (request %d), want %d", pl.MaxOutputTokens, pl.input.MaxOutputTokens, tc.cap)
+			}
+		})
+	}
+}

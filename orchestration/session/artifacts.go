@@ -46,3 +46,17 @@ func (a Artifacts) Fill(phase string, initial map[string]any) map[string]any {
 	a[phase] = block
 	return block
 }
+
+// Clone copies the artifacts one block deep, so a step can change its copy without
+// touching what an earlier step holds.
+func (a Artifacts) Clone() Artifacts {
+	out := make(Artifacts, len(a))
+	for phase, block := range a {
+		b := make(map[string]any, len(block))
+		for k, v := range block {
+			b[k] = v
+		}
+		out[phase] = b
+	}
+	return out
+}

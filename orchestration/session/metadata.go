@@ -14,12 +14,14 @@ type Metadata struct {
 	TurnCounts map[string]int   `json:"turn_counts,omitempty"`
 	Carryover  *carryover.Block `json:"carryover,omitempty"`
 	StrategyID string           `json:"strategy_id,omitempty"`
+	// TitleSource is "auto" when the server set the session's title (see [AutoTitle]).
+	TitleSource string `json:"title_source,omitempty"`
 
 	rest map[string]json.RawMessage
 }
 
 // known lists the keys Metadata owns; everything else passes through untouched.
-var known = []string{"turn_counts", "carryover", "strategy_id"}
+var known = []string{"turn_counts", "carryover", "strategy_id", "title_source"}
 
 // DecodeMetadata reads a session's metadata column.
 func DecodeMetadata(raw store.JSON) (Metadata, error) {

@@ -1,7 +1,11 @@
-// Package session is step 1 of a turn (orchestrator.md §2): resolve or create the session,
-// check it belongs to the caller, persist the user message and create the pending assistant
-// message in one transaction (which is also what refuses a second concurrent generation),
-// count the turn for the phase and take the phase's carryover block if one is waiting.
+// Package session is step 1 of a turn (orchestrator.md §2): resolve or create the session
+// (a new one starts with every phase's artifact block), check it belongs to the caller,
+// persist the user message and create the pending assistant message, claimed by this
+// replica's lease and with its log started by `status: queued`, in one transaction (which
+// also creates a new session, refuses a second concurrent generation and answers a
+// client_request_id the user already sent with the earlier turn), count the turn for the
+// phase and take the phase's carryover block if one is waiting. It also names untitled
+// sessions ([AutoTitle]).
 package session
 
 import (
@@ -10,11 +14,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/phaseflow/phaseflow/orchestration/carryover"
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
 )
@@ -23,16 +27,15 @@ import (
 type Store interface {
 	CreateSession(ctx context.Context, s *store.Session) error
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
-	UpdateSession(ctx context.Context, s *store.Session) error
-	CreateTurn(ctx context.Context, user, assistant *store.Message) error
+	CreateTurn(ctx context.Context, user, assistant *store.Message, start store.TurnStart) error
 	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
 }
 
-// Request is what a client asked for: a message in a session (or in a new one).
+// Request is what a client asked for: a message in a session (or in a new one, untitled
+// until its first completed turn names it, see [AutoTitle]).
 type Request struct {
 	UserID          string
 	SessionID       string // empty: create a session
-	Title           string // for a new session; empty: taken from the text
 	Text            string
 	Locale          string // for a new session: "en" or "zh"
 	ClientRequestID string
@@ -45,19 +48,33 @@ type Begun struct {
 	Session   *store.Session
 	User      *store.Message
 	Assistant *store.Message
+	// Events are the first events of the assistant message's log, already committed
+	// (status queued).
+	Events []store.Event
+	// Artifacts and Metadata are the session's state, decoded once for the whole turn.
+	Artifacts Artifacts
 	Metadata  Metadata
+	// Carryover is the phase's carryover block, taken for this turn ("" for none).
 	Carryover string
 	Duplicate bool
 }
 
 // Core creates sessions and turns.
 type Core struct {
-	store Store
-	now   func() time.Time
+	store   Store
+	initial func() Artifacts
+	now     func() time.Time
 }
 
-// New returns a core over st.
-func New(st Store) *Core { return &Core{store: st, now: func() time.Time { return time.Now().UTC() }} }
+// New returns a core over st. initial gives every phase's block with its defaults (fresh
+// maps each call): a session starts with all of them, so the model and the front end see
+// the same keys from the first turn (seed 002 §5.2); nil starts sessions empty.
+func New(st Store, initial func() Artifacts) *Core {
+	if initial == nil {
+		initial = func() Artifacts { return Artifacts{} }
+	}
+	return &Core{store: st, initial: initial, now: func() time.Time { return time.Now().UTC() }}
+}
 
 // NormalizeLocale maps what a client sent (a locale or an Accept-Language value) to one of
 // the supported locales, "en" by default.
@@ -71,110 +88,123 @@ func NormalizeLocale(s string) string {
 
 // CreateSession makes a new session for userID in the initial phase.
 func (c *Core) CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error) {
-	now := c.now()
-	s := &store.Session{
-		ID: uuid.NewString(), UserID: userID, Title: title, Locale: NormalizeLocale(locale),
-		Phase: string(phases.Initial), Status: "active",
-		Artifacts: store.JSON(`{}`), Metadata: store.JSON(`{}`),
-		CreatedAt: now, UpdatedAt: now,
-	}
+	s := c.newSession(userID, title, locale)
 	if err := c.store.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("session: create: %w", err)
 	}
 	return s, nil
 }
 
-// Begin resolves the session and persists the turn's two messages.
-func (c *Core) Begin(ctx context.Context, req Request) (*Begun, error) {
-	sess, err := c.resolve(ctx, req)
-	if err != nil {
-		return nil, err
+// Begin persists the turn in one transaction: the session (created when the request names
+// none; else locked, its phase's turn counted and its carryover block taken), the user's
+// message, and the assistant message claimed by lease with its log started (status queued).
+func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease) (*Begun, error) {
+	b := &Begun{}
+	start := store.TurnStart{Lease: lease, Prepare: func(sess *store.Session) ([]store.Event, error) {
+		return c.prepare(b, sess)
+	}}
+	if req.SessionID == "" { // untitled until its first completed turn names it (AutoTitle)
+		start.NewSession = c.newSession(req.UserID, "", req.Locale)
+		req.SessionID = start.NewSession.ID
 	}
-	user, assistant := c.newMessages(sess, req)
-	err = c.store.CreateTurn(ctx, user, assistant)
+	b.User, b.Assistant = c.newMessages(req)
+	err := c.store.CreateTurn(ctx, b.User, b.Assistant, start)
 	var dup *store.DuplicateRequestError
 	if errors.As(err, &dup) {
-		return c.duplicate(ctx, sess, req.UserID, dup)
+		return c.duplicate(ctx, req.UserID, dup)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: begin turn: %w", err)
 	}
-	b := &Begun{Session: sess, User: user, Assistant: assistant}
-	if err := c.countTurn(ctx, b); err != nil {
-		return nil, err
-	}
 	return b, nil
 }
 
-func (c *Core) resolve(ctx context.Context, req Request) (*store.Session, error) {
-	if req.SessionID == "" {
-		title := req.Title
-		if title == "" {
-			title = TitleFrom(req.Text)
-		}
-		return c.CreateSession(ctx, req.UserID, title, req.Locale)
-	}
-	sess, err := c.store.GetSession(ctx, req.SessionID, req.UserID)
+// prepare runs inside the turn's transaction on the locked session: it decodes the state,
+// counts the turn for the phase, takes the phase's carryover block and makes the queued
+// event. It may run more than once (the store retries a lost race), so it starts from the
+// row each time.
+func (c *Core) prepare(b *Begun, sess *store.Session) ([]store.Event, error) {
+	arts, err := DecodeArtifacts(sess.Artifacts)
 	if err != nil {
-		return nil, fmt.Errorf("session: get %s: %w", req.SessionID, err)
+		return nil, err
 	}
-	return sess, nil
+	meta, err := DecodeMetadata(sess.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	if meta.TurnCounts == nil {
+		meta.TurnCounts = map[string]int{}
+	}
+	meta.TurnCounts[sess.Phase]++
+	b.Carryover = carryover.Take(meta.Carryover, sess.Phase)
+	if sess.Metadata, err = meta.Encode(); err != nil {
+		return nil, err
+	}
+	copied := *sess
+	b.Session, b.Artifacts, b.Metadata = &copied, arts, meta
+	queued, err := queuedEvent(b, sess.Phase)
+	if err != nil {
+		return nil, err
+	}
+	b.Events = []store.Event{queued}
+	return b.Events, nil
 }
 
-func (c *Core) newMessages(sess *store.Session, req Request) (*store.Message, *store.Message) {
+// newSession is a session for userID in the initial phase, every phase's block in place,
+// not yet stored.
+func (c *Core) newSession(userID, title, locale string) *store.Session {
+	now := c.now()
+	arts, err := c.initial().Encode()
+	if err != nil { // plain JSON values from the handlers: cannot fail
+		arts = store.JSON(`{}`)
+	}
+	return &store.Session{
+		ID: uuid.NewString(), UserID: userID, Title: title, Locale: NormalizeLocale(locale),
+		Phase: string(phases.Initial), Status: "active",
+		Artifacts: arts, Metadata: store.JSON(`{}`), CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// newMessages makes the turn's two messages; the store stamps them with the session's phase.
+func (c *Core) newMessages(req Request) (*store.Message, *store.Message) {
 	now := c.now()
 	user := &store.Message{
-		ID: uuid.NewString(), SessionID: sess.ID, UserID: req.UserID, Role: "user",
-		Status: store.StatusCompleted, Content: req.Text, Phase: sess.Phase,
+		ID: uuid.NewString(), SessionID: req.SessionID, UserID: req.UserID, Role: "user",
+		Status: store.StatusCompleted, Content: req.Text,
 		RequestID: req.RequestID, ClientRequestID: req.ClientRequestID, CreatedAt: now, CompletedAt: &now,
 	}
 	// The reply is stamped a microsecond (the databases' resolution) after the message it
 	// answers, so listing a session by time always puts it second.
 	assistant := &store.Message{
-		ID: uuid.NewString(), SessionID: sess.ID, UserID: req.UserID, Role: "assistant",
-		Status: store.StatusPending, Phase: sess.Phase, RequestID: req.RequestID,
+		ID: uuid.NewString(), SessionID: req.SessionID, UserID: req.UserID, Role: "assistant",
+		Status: store.StatusPending, RequestID: req.RequestID,
 		ClientRequestID: req.ClientRequestID, CreatedAt: now.Add(time.Microsecond),
 	}
 	return user, assistant
 }
 
-func (c *Core) duplicate(ctx context.Context, sess *store.Session, userID string, dup *store.DuplicateRequestError) (*Begun, error) {
+// queuedEvent is the first event of every generation's log.
+func queuedEvent(b *Begun, phase string) (store.Event, error) {
+	id := b.Assistant.ID
+	data, err := events.Encode(events.StatusData{
+		Base:  events.Base{MessageID: id, RequestID: b.Assistant.RequestID},
+		State: events.StateQueued, Phase: phase,
+	})
+	if err != nil {
+		return store.Event{}, err
+	}
+	return store.Event{MessageID: id, Seq: 1, Name: events.Status, Data: data}, nil
+}
+
+// duplicate is the earlier turn a repeated client_request_id names, with its session.
+func (c *Core) duplicate(ctx context.Context, userID string, dup *store.DuplicateRequestError) (*Begun, error) {
 	assistant, err := c.store.GetMessage(ctx, dup.AssistantMessageID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("session: earlier message of a repeated request: %w", err)
 	}
+	sess, err := c.store.GetSession(ctx, dup.SessionID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("session: earlier session of a repeated request: %w", err)
+	}
 	return &Begun{Session: sess, Assistant: assistant, Duplicate: true}, nil
-}
-
-// countTurn adds the turn to the phase's count and takes the phase's carryover block.
-func (c *Core) countTurn(ctx context.Context, b *Begun) error {
-	meta, err := DecodeMetadata(b.Session.Metadata)
-	if err != nil {
-		return err
-	}
-	if meta.TurnCounts == nil {
-		meta.TurnCounts = map[string]int{}
-	}
-	meta.TurnCounts[b.Session.Phase]++
-	b.Carryover = carryover.Take(meta.Carryover, b.Session.Phase)
-	raw, err := meta.Encode()
-	if err != nil {
-		return err
-	}
-	b.Session.Metadata, b.Session.UpdatedAt, b.Metadata = raw, c.now(), meta
-	if err := c.store.UpdateSession(ctx, b.Session); err != nil {
-		return fmt.Errorf("session: count turn: %w", err)
-	}
-	return nil
-}
-
-// TitleFrom makes a session title from the first line of a message, at most 60 characters.
-func TitleFrom(text string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	line = strings.TrimSpace(line)
-	if utf8.RuneCountInString(line) <= 60 {
-		return line
-	}
-	r := []rune(line)
-	return strings.TrimSpace(string(r[:59])) + "…"
 }

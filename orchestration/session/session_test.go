@@ -18,17 +18,46 @@ func TestNormalizeLocale(t *testing.T) {
 	}
 }
 
-func TestTitleFrom(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"first line only", "Draft a strategy\nwith details", "Draft a strategy"},
-		{"trimmed", "  hi  ", "hi"},
-		{"long lines are cut with an ellipsis", strings.Repeat("a", 80), strings.Repeat("a", 59) + "…"},
-		{"cut by characters, not bytes", strings.Repeat("策", 70), strings.Repeat("策", 59) + "…"},
+func TestShortTitle(t *testing.T) {
+	cases := []struct{ name, in, locale, want string }{
+		{"first line only", "Draft a strategy\nwith details", "en", "Draft a strategy"},
+		{"trimmed and spaces folded", "  hi   there  ", "en", "hi there"},
+		{"long English is cut at a word", "Please draft a momentum strategy for bitcoin on four hour candles with a trailing stop", "en",
+			"Please draft a momentum strategy for bitcoin on…"},
+		{"a word longer than half the title is cut", strings.Repeat("a", 80), "en", strings.Repeat("a", 48) + "…"},
+		{"Chinese is cut by characters, shorter", "帮我设计一个比特币的动量策略，用四小时K线并且加上移动止损", "zh", "帮我设计一个比特币的动量策略，用…"},
+		{"short Chinese stays", "帮我设计一个策略", "zh", "帮我设计一个策略"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TitleFrom(tc.in); got != tc.want {
-				t.Fatalf("TitleFrom = %q, want %q", got, tc.want)
+			if got := ShortTitle(tc.in, tc.locale); got != tc.want {
+				t.Fatalf("ShortTitle = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAutoTitle(t *testing.T) {
+	cases := []struct {
+		name                   string
+		current, source        string
+		strategy, text, locale string
+		want                   string
+		changed                bool
+	}{
+		{"an untitled session takes the strategy's name", "", "", "BTC momentum", "Draft something", "en", "BTC momentum", true},
+		{"else a short form of the message", "", "", "", "Draft something", "en", "Draft something", true},
+		{"a title the user set is kept", "My plan", "", "BTC momentum", "Draft", "en", "", false},
+		{"a title the server set gives way to the strategy's name", "Draft something", "auto", "BTC momentum", "x", "en", "BTC momentum", true},
+		{"a server title is not replaced by a later message", "Draft something", "auto", "", "tell me more", "en", "", false},
+		{"the same title is no change", "BTC momentum", "auto", "BTC momentum", "x", "en", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := Metadata{TitleSource: tc.source}
+			got, changed := AutoTitle(tc.current, &meta, tc.strategy, tc.text, tc.locale)
+			if got != tc.want || changed != tc.changed || (changed && meta.TitleSource != "auto") {
+				t.Fatalf("AutoTitle = %q, %v (source %q); want %q, %v", got, changed, meta.TitleSource, tc.want, tc.changed)
 			}
 		})
 	}

@@ -1,7 +1,12 @@
-// Package stream is step 3 of a turn: it calls the upstream, passes text deltas through the
-// ThinkingML stream filter to the client, turns MCP events into tool-call states, and keeps
-// what the postprocessor needs (the forwarded text, withheld blocks, tool calls, usage, the
-// response id). It enforces the idle limit; the caller's context carries the hard limit.
+// Package stream is step 3 of a turn (orchestrator.md §2): it calls the upstream, passes
+// text deltas through the ThinkingML stream filter to the client, turns MCP events into
+// tool-call states and records (the one store.ToolCall type), keeps what post-processing
+// needs (the forwarded text, withheld blocks, usage, the response id), enforces the idle
+// limit, and decides whether a reply is asked for again: [Handler.Attempts] runs the first
+// attempt and at most one correction retry, by the turn's reply policy, and keeps what
+// every attempt did for the turn's records (its MCP calls, numbered by attempt, and the
+// requests it sent upstream). [Failure] maps an attempt's failure to the client's error
+// code and message, in one place.
 package stream
 
 import (
@@ -9,10 +14,13 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // Streamer is the upstream as the stream handler uses it.
@@ -20,17 +28,14 @@ type Streamer interface {
 	Stream(ctx context.Context, req upstream.Request) iter.Seq2[upstream.Event, error]
 }
 
-// Sink receives what the client must see while the reply streams. An error from it stops the
-// turn (it means the event log itself failed).
+// Sink receives what the client must see while the reply streams (events.Emitter). An
+// error from it stops the turn (it means the event log itself failed).
 type Sink interface {
-	Routed(ctx context.Context, ev upstream.Event) error
+	Routed(ctx context.Context, provider string, endpointID int, model, upstreamRequestID string) error
 	Delta(ctx context.Context, text string) error
-	ToolCall(ctx context.Context, call upstream.ToolCall, state string) error
+	ToolCall(ctx context.Context, serverLabel, name, state string) error
+	Retrying(ctx context.Context, attempt int, reason string) error
 }
-
-// ErrNoTerminal means the upstream stream ended without its terminal event: a failure, never
-// a short reply.
-var ErrNoTerminal = errors.New("stream: upstream ended without a terminal event")
 
 // ErrIdle is the cause of a stream cut because the upstream sent nothing for the idle limit.
 var ErrIdle = errors.New("stream: upstream idle for too long")
@@ -39,18 +44,14 @@ var ErrIdle = errors.New("stream: upstream idle for too long")
 type Result struct {
 	Text              string // the forwarded (filtered) text, what the client assembled
 	Blocks            []thinkingml.Block
-	ToolCalls         []ToolCall
+	ToolCalls         []store.ToolCall // every finished MCP call, in order
 	ResponseID        string
 	Model             string
 	UpstreamRequestID string
-	Usage             *upstream.Usage
-	Routed            bool
-}
-
-// ToolCall is one finished MCP call with how long it took, timed from its start event.
-type ToolCall struct {
-	upstream.ToolCall
-	Duration time.Duration
+	Usage             *events.Usage
+	// Sent are the requests the attempt sent upstream (a failover, a chat tool round
+	// each add one), in order; upstream.Sent.Redacted gives their recordable form.
+	Sent []upstream.Sent
 }
 
 // Handler runs attempts against one upstream.
@@ -67,12 +68,13 @@ func New(up Streamer, idle time.Duration) *Handler { return &Handler{up: up, idl
 func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	idle := h.idleTimer(cancel)
+	idle := time.AfterFunc(h.idleLimit(), func() { cancel(ErrIdle) })
 	defer idle.Stop()
 
 	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}}
+	var sent sentLog
 	var err error
-	for ev, serr := range h.up.Stream(ctx, req) {
+	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, sent.add), req) {
 		idle.Reset(h.idleLimit())
 		if serr != nil {
 			err = serr
@@ -86,12 +88,32 @@ func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Res
 		err = cause
 	}
 	if err == nil && !a.completed {
-		err = ErrNoTerminal
+		err = upstream.ErrNoTerminal
 	}
 	if ferr := a.flush(ctx); err == nil {
 		err = ferr
 	}
+	a.res.Sent = sent.all()
 	return a.result(), err
+}
+
+// sentLog keeps the requests the upstream reports sending; it may report them from a
+// goroutine of its own while Run waits for events.
+type sentLog struct {
+	mu   sync.Mutex
+	sent []upstream.Sent
+}
+
+func (l *sentLog) add(s upstream.Sent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, s)
+}
+
+func (l *sentLog) all() []upstream.Sent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sent
 }
 
 func (h *Handler) idleLimit() time.Duration {
@@ -99,10 +121,6 @@ func (h *Handler) idleLimit() time.Duration {
 		return 24 * time.Hour
 	}
 	return h.idle
-}
-
-func (h *Handler) idleTimer(cancel context.CancelCauseFunc) *time.Timer {
-	return time.AfterFunc(h.idleLimit(), func() { cancel(ErrIdle) })
 }
 
 // attempt is the state of one streamed attempt.
@@ -119,26 +137,16 @@ func (a *attempt) handle(ctx context.Context, ev upstream.Event) error {
 	switch ev.Kind {
 	case upstream.EventCreated:
 		a.res.ResponseID, a.res.Model, a.res.UpstreamRequestID = ev.ResponseID, ev.Model, ev.UpstreamRequestID
-		a.res.Routed = true
-		return a.sink.Routed(ctx, ev)
+		return a.sink.Routed(ctx, ev.Provider, ev.EndpointID, ev.Model, ev.UpstreamRequestID)
 	case upstream.EventTextDelta:
 		out, blocks := a.filter.Write(ev.Delta)
 		a.res.Blocks = append(a.res.Blocks, blocks...)
 		return a.forward(ctx, out)
 	case upstream.EventToolCallStarted:
 		a.started[ev.Tool.ID] = time.Now()
-		return a.sink.ToolCall(ctx, *ev.Tool, "started")
+		return a.sink.ToolCall(ctx, ev.Tool.ServerLabel, ev.Tool.Name, "started")
 	case upstream.EventToolCallDone:
-		var took time.Duration
-		if t, ok := a.started[ev.Tool.ID]; ok {
-			took = time.Since(t)
-		}
-		a.res.ToolCalls = append(a.res.ToolCalls, ToolCall{ToolCall: *ev.Tool, Duration: took})
-		state := "completed"
-		if ev.Tool.Failed {
-			state = "failed"
-		}
-		return a.sink.ToolCall(ctx, *ev.Tool, state)
+		return a.toolDone(ctx, ev.Tool)
 	case upstream.EventCompleted:
 		a.completed = true
 		if ev.ResponseID != "" {
@@ -147,9 +155,28 @@ func (a *attempt) handle(ctx context.Context, ev upstream.Event) error {
 		if ev.Model != "" {
 			a.res.Model = ev.Model
 		}
-		a.res.Usage = ev.Usage
+		if u := ev.Usage; u != nil {
+			a.res.Usage = &events.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+		}
 	}
 	return nil
+}
+
+// toolDone records a finished MCP call, timed from its start event, and announces it.
+func (a *attempt) toolDone(ctx context.Context, c *upstream.ToolCall) error {
+	rec := store.ToolCall{
+		ServerLabel: c.ServerLabel, Name: c.Name, Arguments: arguments(c.Arguments),
+		Status: store.ToolSuccess, Output: c.Output,
+	}
+	if t, ok := a.started[c.ID]; ok {
+		rec.DurationMS = time.Since(t).Milliseconds()
+	}
+	state := "completed"
+	if c.Failed {
+		rec.Status, rec.Error, rec.Output, state = store.ToolFailure, c.Error, "", "failed"
+	}
+	a.res.ToolCalls = append(a.res.ToolCalls, rec)
+	return a.sink.ToolCall(ctx, c.ServerLabel, c.Name, state)
 }
 
 func (a *attempt) forward(ctx context.Context, out string) error {
@@ -164,8 +191,9 @@ func (a *attempt) forward(ctx context.Context, out string) error {
 func (a *attempt) flush(ctx context.Context) error {
 	out, blocks := a.filter.Close()
 	a.res.Blocks = append(a.res.Blocks, blocks...)
-	// A cancelled turn still forwards its tail: the partial text is kept, in the log too.
-	return a.forward(context.WithoutCancel(ctx), out)
+	// A cancelled turn still forwards its tail (the log takes it while it has room): the
+	// partial text is kept, in the log too.
+	return a.forward(ctx, out)
 }
 
 func (a *attempt) result() Result {

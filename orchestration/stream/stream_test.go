@@ -37,17 +37,22 @@ func (f fakeUpstream) Stream(ctx context.Context, _ upstream.Request) iter.Seq2[
 
 // sink records what the client would see.
 type sink struct {
-	deltas []string
-	tools  []string
+	deltas  []string
+	tools   []string
+	retries []string
 }
 
-func (s *sink) Routed(context.Context, upstream.Event) error { return nil }
+func (s *sink) Routed(context.Context, string, int, string, string) error { return nil }
 func (s *sink) Delta(_ context.Context, text string) error {
 	s.deltas = append(s.deltas, text)
 	return nil
 }
-func (s *sink) ToolCall(_ context.Context, c upstream.ToolCall, state string) error {
-	s.tools = append(s.tools, c.Name+":"+state)
+func (s *sink) ToolCall(_ context.Context, _, name, state string) error {
+	s.tools = append(s.tools, name+":"+state)
+	return nil
+}
+func (s *sink) Retrying(_ context.Context, attempt int, reason string) error {
+	s.retries = append(s.retries, reason)
 	return nil
 }
 
@@ -69,8 +74,8 @@ func TestRun(t *testing.T) {
 		{"a complete reply", fakeUpstream{events: []upstream.Event{{Kind: upstream.EventCreated, ResponseID: "resp_1"}, text("<final>hi"), text("</final>"), completed}}, 0, nil, "<final>hi</final>", 0},
 		{"withheld blocks never reach the client", fakeUpstream{events: []upstream.Event{text("<final>a</final><AGENT_STATE"), text("_PATCH>{}</AGENT_STATE_PATCH>"), completed}}, 0, nil, "<final>a</final>", 0},
 		{"tool calls are announced", fakeUpstream{events: []upstream.Event{{Kind: upstream.EventToolCallStarted, Tool: tool}, {Kind: upstream.EventToolCallDone, Tool: failed}, text("x"), completed}}, 0, nil, "x", 2},
-		{"no terminal event is a failure", fakeUpstream{events: []upstream.Event{text("partial")}}, 0, ErrNoTerminal, "partial", 0},
-		{"upstream error keeps the partial text", fakeUpstream{events: []upstream.Event{text("part")}, err: &upstream.Error{Code: "provider_error"}}, 0, &upstream.Error{}, "part", 0},
+		{"no terminal event is a failure", fakeUpstream{events: []upstream.Event{text("partial")}}, 0, upstream.ErrNoTerminal, "partial", 0},
+		{"upstream error keeps the partial text", fakeUpstream{events: []upstream.Event{text("part")}, err: &upstream.Error{Kind: upstream.KindProvider}}, 0, &upstream.Error{}, "part", 0},
 		{"silence past the idle limit", fakeUpstream{events: []upstream.Event{text("a")}, hang: true}, 50 * time.Millisecond, ErrIdle, "a", 0},
 	}
 	for _, tc := range cases {

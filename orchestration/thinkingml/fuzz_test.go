@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// hasForeignTag is an independent, deliberately simple reading of thinkingml.md §2: after
-// removing complete comments, is there anything shaped like a tag whose name is not one of
-// the six? It shares no code with the validator.
+// hasForeignTag is an independent, deliberately simple reading of thinkingml.md §2: outside
+// complete comments, is there anything shaped like a tag whose name is not one of the six?
+// A comment becomes a NUL rather than nothing, so the text on its two sides cannot join into
+// a tag shape that is not in the reply ("<A<!--x--> " holds no tag). It shares no code with
+// the validator.
 func hasForeignTag(s string) bool {
 	comment := regexp.MustCompile(`(?s)<!--.*?-->`)
 	tag := regexp.MustCompile(`</?([A-Za-z][A-Za-z0-9_.\-]*)(?:[ \t\r\n]|>|/>)`)
-	for _, m := range tag.FindAllStringSubmatch(comment.ReplaceAllString(s, ""), -1) {
+	for _, m := range tag.FindAllStringSubmatch(comment.ReplaceAllString(s, "\x00"), -1) {
 		switch m[1] {
 		case "think", "serp", "thinking", "phase", "title", "final":
 		default:

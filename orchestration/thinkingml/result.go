@@ -39,6 +39,21 @@ const (
 	CodeSerpQueriesSensitive  Code = "serp_queries_sensitive"
 )
 
+// ErrorCodes lists every error code, in the order of thinkingml.md §6, so that texts keyed
+// by code (the correction note's explanations in package skills) can be checked for
+// completeness.
+func ErrorCodes() []Code {
+	return []Code{
+		CodeEmptyReply, CodeModelParsingError, CodeMalformedXML, CodeTextOutsideElements, CodeTagNotAllowed,
+		CodeAttributeNotAllowed, CodeNestedTagNotAllowed, CodeDuplicateElement, CodeOrderViolation,
+		CodeMissingThinking, CodeMissingFinal, CodeFinalNotAfterThinking, CodeThinkingWithoutPhase,
+		CodePhaseIDInvalid, CodePhaseIDNotIncreasing, CodePhaseTitleMissing, CodePhaseTitleDuplicate,
+		CodePhaseTitleNotFirst, CodeSerpQueriesMissing, CodeSerpQueriesNotLast, CodeSerpQueriesFormat,
+		CodeSerpQueriesJSON, CodeSerpQueriesTooMany, CodeSerpQueriesDuplicate, CodeSerpQueriesTooLong,
+		CodeSerpQueriesSensitive,
+	}
+}
+
 // Warning codes. A warning never makes a reply invalid; it points at something a prompt
 // author may want to look at.
 const (

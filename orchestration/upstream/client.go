@@ -4,8 +4,7 @@
 // [Client.Stream] POSTs one request and returns the response as an iter.Seq2 of typed
 // [Event] values: created, text deltas, MCP call start and end, completed. Everything else
 // the API streams is read and dropped. Failures, before or during the stream, arrive as one
-// *[Error] whose Code is the error code the chat API gives its clients, so callers map
-// nothing themselves.
+// *[Error] whose Kind says what failed; the stream handler maps kinds to client error codes.
 //
 // The client never retries: a retry in the middle of a generation would duplicate text the
 // user has already seen, and whether to retry a request that failed before the stream
@@ -92,6 +91,12 @@ type Request struct {
 	// Headers are extra request headers. Content-Type and Accept, and Authorization when
 	// the client has an API key, are set after them and win.
 	Headers http.Header
+	// Say, when set, renders a text a client writes to the model itself, in the session's
+	// locale: on the chat wire the result of a failed tool call (key "tool_failed" with
+	// {{error}}) and the failures Phaseflow decides (ReasonUnknownTool, ReasonBadArguments,
+	// ReasonTimeout). ok false, or no Say, keeps the English default. It is called only
+	// when such a text is needed, never on the happy path.
+	Say func(key string, values map[string]string) (text string, ok bool)
 }
 
 // InputItem is one message of the conversation sent as input.
@@ -143,18 +148,30 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(hreq)
+	resp, err := openStream(c.http, hreq)
 	if err != nil {
-		return transportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return httpError(resp)
-	}
-	if err := checkEventStream(resp); err != nil {
 		return err
 	}
+	defer resp.Body.Close()
 	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), yield)
+}
+
+// openStream sends hreq and returns the response once it is a 2xx event stream; any other
+// answer becomes its *Error (the body closed).
+func openStream(hc *http.Client, hreq *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, httpError(resp)
+	}
+	if err := checkEventStream(resp); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	return resp, nil
 }
 
 // newRequest builds the HTTP request for req.
@@ -172,20 +189,29 @@ func (c *Client) newRequest(ctx context.Context, req Request) (*http.Request, er
 	if err != nil {
 		return nil, fmt.Errorf("upstream: encode request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	return newPost(ctx, c.endpoint, c.apiKey, req.Headers, body)
+}
+
+// newPost builds a streaming POST of body to endpoint, on either wire: the request's own
+// headers first, then the ones Phaseflow decides (JSON in, an event stream out, the
+// endpoint's key), so a caller's header can never replace the key or the content type. The
+// request is traced (redacted) for the turn's records.
+func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, body []byte) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("upstream: build request: %w", err)
 	}
-	for k, vs := range req.Headers {
+	for k, vs := range headers {
 		for _, v := range vs {
 			hreq.Header.Add(k, v)
 		}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
-	if c.apiKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	if apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+apiKey)
 	}
+	trace(ctx, hreq, body)
 	return hreq, nil
 }
 
@@ -198,7 +224,7 @@ func checkEventStream(resp *http.Response) error {
 		return nil
 	}
 	e := httpError(resp)
-	e.Code = CodeProvider
+	e.Kind = KindProvider
 	e.Message = fmt.Sprintf("upstream answered %q instead of text/event-stream: %s", ct, e.Message)
 	return e
 }

@@ -79,7 +79,7 @@ func errFields(t *testing.T, err error) *Error {
 	if !errors.As(err, &e) {
 		t.Fatalf("error %v (%T) is not an *upstream.Error", err, err)
 	}
-	return &Error{Code: e.Code, HTTPStatus: e.HTTPStatus, UpstreamCode: e.UpstreamCode, Message: e.Message, RetryAfter: e.RetryAfter}
+	return &Error{Kind: e.Kind, HTTPStatus: e.HTTPStatus, UpstreamCode: e.UpstreamCode, Message: e.Message, RetryAfter: e.RetryAfter}
 }
 
 var ignoreCause = cmpopts.IgnoreUnexported(Error{})
@@ -127,37 +127,37 @@ func TestStreamTranscripts(t *testing.T) {
 		{
 			file:    "d_error_nested.sse",
 			want:    []Event{created("resp_4", model, "d_error_nested.sse")},
-			wantErr: &Error{Code: CodeProvider, UpstreamCode: "credit_balance_exhausted", Message: "You have no credits remaining."},
+			wantErr: &Error{Kind: KindProvider, UpstreamCode: "credit_balance_exhausted", Message: "You have no credits remaining."},
 		},
 		{
 			file:    "d_error_flat.sse",
 			want:    []Event{created("resp_5", model, "d_error_flat.sse")},
-			wantErr: &Error{Code: CodeProvider, UpstreamCode: "ERR_SOMETHING", Message: "Something went wrong."},
+			wantErr: &Error{Kind: KindProvider, UpstreamCode: "ERR_SOMETHING", Message: "Something went wrong."},
 		},
 		{
 			file:    "response_failed.sse",
 			want:    []Event{created("resp_6", "", "response_failed.sse"), delta("Part")},
-			wantErr: &Error{Code: CodeProvider, UpstreamCode: "server_error", Message: "The model failed to generate a response."},
+			wantErr: &Error{Kind: KindProvider, UpstreamCode: "server_error", Message: "The model failed to generate a response."},
 		},
 		{
 			file:    "response_incomplete.sse",
 			want:    []Event{created("resp_7", "", "response_incomplete.sse"), delta("Long")},
-			wantErr: &Error{Code: CodeProvider, UpstreamCode: "max_output_tokens", Message: "response incomplete: max_output_tokens"},
+			wantErr: &Error{Kind: KindProvider, UpstreamCode: "max_output_tokens", Message: "response incomplete: max_output_tokens"},
 		},
 		{
 			file:    "eof_no_terminal.sse",
 			want:    []Event{created("resp_8", "", "eof_no_terminal.sse"), delta("Cut")},
-			wantErr: &Error{Code: CodeProvider, Message: "stream ended without a terminal event"},
+			wantErr: &Error{Kind: KindProvider, Message: "stream ended without a terminal event"},
 		},
 		{
 			file:    "done_without_terminal.sse",
 			want:    []Event{created("resp_10", "", "done_without_terminal.sse"), delta("x")},
-			wantErr: &Error{Code: CodeProvider, Message: "stream ended without a terminal event"},
+			wantErr: &Error{Kind: KindProvider, Message: "stream ended without a terminal event"},
 		},
 		{
 			file:    "untyped_error.sse",
 			want:    []Event{created("resp_11", "", "untyped_error.sse")},
-			wantErr: &Error{Code: CodeProvider, UpstreamCode: "502", Message: "Provider returned error"},
+			wantErr: &Error{Kind: KindUnavailable, UpstreamCode: "502", Message: "Provider returned error"},
 		},
 		{
 			file: "lenient.sse",
@@ -197,51 +197,51 @@ func TestStreamHTTPErrors(t *testing.T) {
 		{
 			name: "400 unknown previous response", status: 400,
 			body: jsonErr("Previous response with id 'resp_x' not found.", "invalid_request_error", "previous_response_not_found"),
-			want: &Error{Code: CodeProvider, HTTPStatus: 400, UpstreamCode: "previous_response_not_found", Message: "Previous response with id 'resp_x' not found."}, sentinel: ErrProvider,
+			want: &Error{Kind: KindProvider, HTTPStatus: 400, UpstreamCode: "previous_response_not_found", Message: "Previous response with id 'resp_x' not found."}, sentinel: ErrProvider,
 		},
 		{
 			name: "401 bad key", status: 401,
 			body: jsonErr("Incorrect API key provided: sk-test.", "invalid_request_error", "invalid_api_key"),
-			want: &Error{Code: CodeProvider, HTTPStatus: 401, UpstreamCode: "invalid_api_key", Message: "Incorrect API key provided: sk-test."}, sentinel: ErrProvider,
+			want: &Error{Kind: KindProvider, HTTPStatus: 401, UpstreamCode: "invalid_api_key", Message: "Incorrect API key provided: sk-test."}, sentinel: ErrProvider,
 		},
 		{
 			name: "424 MCP tool listing failed", status: 424,
 			body: jsonErr("Error retrieving tool list from MCP server: 'lbl'. Http status code: 424 (Failed Dependency)", "external_connector_error", "http_error"),
-			want: &Error{Code: CodeProvider, HTTPStatus: 424, UpstreamCode: "http_error", Message: "Error retrieving tool list from MCP server: 'lbl'. Http status code: 424 (Failed Dependency)"}, sentinel: ErrProvider,
+			want: &Error{Kind: KindProvider, HTTPStatus: 424, UpstreamCode: "http_error", Message: "Error retrieving tool list from MCP server: 'lbl'. Http status code: 424 (Failed Dependency)"}, sentinel: ErrProvider,
 		},
 		{
 			name: "429 with Retry-After", status: 429, header: http.Header{"Retry-After": {"2"}},
 			body: jsonErr("Rate limit reached for requests", "requests", "rate_limit_exceeded"),
-			want: &Error{Code: CodeRateLimited, HTTPStatus: 429, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for requests", RetryAfter: 2 * time.Second}, sentinel: ErrRateLimited,
+			want: &Error{Kind: KindRateLimited, HTTPStatus: 429, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for requests", RetryAfter: 2 * time.Second}, sentinel: ErrRateLimited,
 		},
 		{
 			name: "429 retry-after-ms wins", status: 429, header: http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"1500"}},
 			body: jsonErr("Rate limit reached for requests", "requests", "rate_limit_exceeded"),
-			want: &Error{Code: CodeRateLimited, HTTPStatus: 429, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for requests", RetryAfter: 1500 * time.Millisecond}, sentinel: ErrRateLimited,
+			want: &Error{Kind: KindRateLimited, HTTPStatus: 429, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for requests", RetryAfter: 1500 * time.Millisecond}, sentinel: ErrRateLimited,
 		},
 		{
 			name: "429 quota without Retry-After", status: 429,
 			body: `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":null}}`,
-			want: &Error{Code: CodeRateLimited, HTTPStatus: 429, UpstreamCode: "insufficient_quota", Message: "You exceeded your current quota."}, sentinel: ErrRateLimited,
+			want: &Error{Kind: KindRateLimited, HTTPStatus: 429, UpstreamCode: "insufficient_quota", Message: "You exceeded your current quota."}, sentinel: ErrRateLimited,
 		},
 		{
 			name: "500 server error", status: 500,
 			body: jsonErr("The server had an error while processing your request.", "server_error", "server_error"),
-			want: &Error{Code: CodeUnavailable, HTTPStatus: 500, UpstreamCode: "server_error", Message: "The server had an error while processing your request."}, sentinel: ErrUnavailable,
+			want: &Error{Kind: KindUnavailable, HTTPStatus: 500, UpstreamCode: "server_error", Message: "The server had an error while processing your request."}, sentinel: ErrUnavailable,
 		},
 		{
 			name: "503 plain text from a proxy", status: 503, contentType: "text/plain",
 			body: "upstream connect error or disconnect/reset before headers\n",
-			want: &Error{Code: CodeUnavailable, HTTPStatus: 503, Message: "upstream connect error or disconnect/reset before headers"}, sentinel: ErrUnavailable,
+			want: &Error{Kind: KindUnavailable, HTTPStatus: 503, Message: "upstream connect error or disconnect/reset before headers"}, sentinel: ErrUnavailable,
 		},
 		{
 			name: "503 empty body", status: 503,
-			want: &Error{Code: CodeUnavailable, HTTPStatus: 503, Message: "Service Unavailable"}, sentinel: ErrUnavailable,
+			want: &Error{Kind: KindUnavailable, HTTPStatus: 503, Message: "Service Unavailable"}, sentinel: ErrUnavailable,
 		},
 		{
 			name: "200 with JSON instead of a stream", status: 200,
 			body: `{"id":"resp_1","object":"response","status":"completed"}`,
-			want: &Error{Code: CodeProvider, HTTPStatus: 200, Message: `upstream answered "application/json" instead of text/event-stream: {"id":"resp_1","object":"response","status":"completed"}`}, sentinel: ErrProvider,
+			want: &Error{Kind: KindProvider, HTTPStatus: 200, Message: `upstream answered "application/json" instead of text/event-stream: {"id":"resp_1","object":"response","status":"completed"}`}, sentinel: ErrProvider,
 		},
 	}
 	for _, tt := range tests {

@@ -33,11 +33,18 @@ const (
 	maxEventBytes = 8 << 20
 )
 
+// initialLineBytes is the line buffer a stream starts with. Deltas are a few hundred bytes;
+// the buffer doubles for a longer line (the terminal event), so a stream holds 4 KiB while
+// it runs instead of 64 KiB (which was half of what a generation held).
+const initialLineBytes = 4 << 10
+
 // errEventTooLarge reports an event whose data lines together exceed maxEventBytes.
 var errEventTooLarge = errors.New("server-sent event too large")
 
 // frame is one dispatched server-sent event: its `event:` name (empty when the server sent
-// none) and its data lines joined by "\n".
+// none) and its data lines joined by "\n". data is the decoder's own buffer, valid until the
+// next call to next: a stream has thousands of frames and each is parsed once, so it is
+// neither copied nor kept.
 type frame struct {
 	name string
 	data []byte
@@ -55,7 +62,7 @@ type decoder struct {
 // newDecoder returns a decoder reading from r.
 func newDecoder(r io.Reader) *decoder {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
+	sc.Buffer(make([]byte, 0, initialLineBytes), maxLineBytes)
 	sc.Split(scanSSELines)
 	return &decoder{sc: sc}
 }
@@ -100,7 +107,7 @@ func (d *decoder) field(line []byte) error {
 	}
 	switch string(name) {
 	case "event":
-		d.name = string(value)
+		d.name = eventName(value)
 	case "data":
 		if d.data.Len()+len(value)+1 > maxEventBytes {
 			return fmt.Errorf("%w: more than %d bytes of data", errEventTooLarge, maxEventBytes)
@@ -127,7 +134,20 @@ func (d *decoder) dispatch() (frame, bool) {
 	if !d.hasData {
 		return frame{}, false
 	}
-	return frame{name: d.name, data: bytes.Clone(d.data.Bytes())}, true
+	return frame{name: d.name, data: d.data.Bytes()}, true
+}
+
+// eventName returns the event name in value, without allocating for the names a stream
+// repeats on every frame.
+func eventName(value []byte) string {
+	switch string(value) { // compiled to comparisons: no conversion is allocated
+	case evTextDelta:
+		return evTextDelta
+	case evMCPArgumentsDelta:
+		return evMCPArgumentsDelta
+	default:
+		return string(value)
+	}
 }
 
 // scanSSELines is a bufio.SplitFunc for the three line endings the event-stream format

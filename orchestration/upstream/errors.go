@@ -14,35 +14,53 @@ import (
 	"unicode/utf8"
 )
 
-// The values of [Error.Code]. They are the error codes the chat API sends its clients
-// (sse-contract.md), so the API layer can pass them through without a second mapping.
+// Kind says what kind of failure an upstream call had. The stream handler maps each kind
+// to the error code clients are told, in one place; this package does not speak the
+// client vocabulary.
+type Kind int
+
+// The failure kinds.
 const (
-	// CodeRateLimited: HTTP 429. RetryAfter says how long the provider asked us to wait.
-	CodeRateLimited = "rate_limited"
-	// CodeUnavailable: the provider could not be reached or answered 5xx.
-	CodeUnavailable = "upstream_unavailable"
-	// CodeTimeout: a network timeout (response headers too slow, dial or read timeout).
-	CodeTimeout = "upstream_timeout"
-	// CodeProvider: the provider refused the request (4xx) or the stream failed: an error
+	// KindProvider: the provider refused the request (4xx) or the stream failed: an error
 	// event, response.failed, response.incomplete, a stream cut before its terminal event,
 	// or a response that is not an event stream.
-	CodeProvider = "provider_error"
+	KindProvider Kind = iota
+	// KindRateLimited: HTTP 429. RetryAfter says how long the provider asked us to wait.
+	KindRateLimited
+	// KindUnavailable: the provider could not be reached or answered 5xx.
+	KindUnavailable
+	// KindTimeout: a network timeout (response headers too slow, dial or read timeout).
+	KindTimeout
 )
 
-// Sentinels for errors.Is, one per code: errors.Is(err, ErrRateLimited) holds for every
-// *Error whose Code is CodeRateLimited.
+// String names the kind for logs.
+func (k Kind) String() string {
+	switch k {
+	case KindRateLimited:
+		return "rate_limited"
+	case KindUnavailable:
+		return "unavailable"
+	case KindTimeout:
+		return "timeout"
+	}
+	return "provider"
+}
+
+// Sentinels for errors.Is, one per kind: errors.Is(err, ErrRateLimited) holds for every
+// *Error whose Kind is KindRateLimited.
 var (
-	ErrRateLimited = errors.New("upstream: " + CodeRateLimited)
-	ErrUnavailable = errors.New("upstream: " + CodeUnavailable)
-	ErrTimeout     = errors.New("upstream: " + CodeTimeout)
-	ErrProvider    = errors.New("upstream: " + CodeProvider)
+	ErrRateLimited = errors.New("upstream: rate limited")
+	ErrUnavailable = errors.New("upstream: unavailable")
+	ErrTimeout     = errors.New("upstream: timeout")
+	ErrProvider    = errors.New("upstream: provider error")
 )
 
-// Error is a failed upstream call, before or during the stream. Code is what the client will
-// be told; the other fields are for logs and for retry decisions.
+// Error is a failed upstream call, before or during the stream. Kind decides what the client
+// is told; the other fields are for logs and for retry decisions, never for clients (a
+// provider's message can name its internals or echo a key).
 type Error struct {
-	// Code is one of the Code… constants.
-	Code string
+	// Kind is the kind of failure.
+	Kind Kind
 	// HTTPStatus is the response status when the failure was an HTTP error, else 0.
 	HTTPStatus int
 	// UpstreamCode is the provider's own code (rate_limit_exceeded, server_error,
@@ -62,7 +80,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("upstream: ")
-	b.WriteString(e.Code)
+	b.WriteString(e.Kind.String())
 	if e.HTTPStatus != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.HTTPStatus)
 	}
@@ -84,17 +102,17 @@ func (e *Error) Error() string {
 // and similar checks see through it.
 func (e *Error) Unwrap() error { return e.err }
 
-// Is matches the sentinel of e's Code.
+// Is matches the sentinel of e's Kind.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrRateLimited:
-		return e.Code == CodeRateLimited
+		return e.Kind == KindRateLimited
 	case ErrUnavailable:
-		return e.Code == CodeUnavailable
+		return e.Kind == KindUnavailable
 	case ErrTimeout:
-		return e.Code == CodeTimeout
+		return e.Kind == KindTimeout
 	case ErrProvider:
-		return e.Code == CodeProvider
+		return e.Kind == KindProvider
 	}
 	return false
 }
@@ -118,7 +136,7 @@ type errorBody struct {
 func httpError(resp *http.Response) *Error {
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &Error{
-		Code:       statusCode(resp.StatusCode),
+		Kind:       statusCode(resp.StatusCode),
 		HTTPStatus: resp.StatusCode,
 		RetryAfter: retryAfter(resp.Header),
 	}
@@ -136,14 +154,14 @@ func httpError(resp *http.Response) *Error {
 }
 
 // statusCode maps an HTTP status to an error code.
-func statusCode(status int) string {
+func statusCode(status int) Kind {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return CodeRateLimited
+		return KindRateLimited
 	case status >= 500:
-		return CodeUnavailable
+		return KindUnavailable
 	default:
-		return CodeProvider
+		return KindProvider
 	}
 }
 
@@ -179,18 +197,18 @@ func retryAfter(h http.Header) time.Duration {
 func transportError(err error) *Error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Code: CodeTimeout, Message: "no response from the upstream in time", err: err}
+		return &Error{Kind: KindTimeout, Message: "no response from the upstream in time", err: err}
 	}
-	return &Error{Code: CodeUnavailable, Message: "cannot reach the upstream", err: err}
+	return &Error{Kind: KindUnavailable, Message: "cannot reach the upstream", err: err}
 }
 
 // readError classifies a failure while reading the stream body.
 func readError(err error) *Error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Code: CodeTimeout, Message: "upstream stream timed out", err: err}
+		return &Error{Kind: KindTimeout, Message: "upstream stream timed out", err: err}
 	}
-	return &Error{Code: CodeProvider, Message: "upstream stream broke off", err: err}
+	return &Error{Kind: KindProvider, Message: "upstream stream broke off", err: err}
 }
 
 // rawString renders a JSON scalar as text: a string without its quotes, a number as

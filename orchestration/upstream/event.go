@@ -44,6 +44,13 @@ type Event struct {
 	// UpstreamRequestID is the x-request-id response header, set on EventCreated, for
 	// matching our logs with the provider's.
 	UpstreamRequestID string
+	// EndpointID names the configured endpoint that produced the event. A client leaves it
+	// 0; the router that chose the endpoint stamps it on every event it passes on, so
+	// status: routed and completed can say which endpoint answered.
+	EndpointID int
+	// Provider is the provider of that endpoint (see [DetectProvider]), stamped like
+	// EndpointID.
+	Provider string
 }
 
 // ToolCall is one MCP call the upstream ran on the model's behalf.

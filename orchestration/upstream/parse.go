@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
 )
 
 // wireEvent is the union of the fields the client reads from any Responses stream event.
@@ -56,13 +60,22 @@ type wireItem struct {
 	Error       json.RawMessage `json:"error"`
 }
 
-// errNoTerminal is behind the provider_error of a stream that ended without
+// ErrNoTerminal is behind the provider_error of a stream that ended without
 // response.completed, failed, incomplete or error (upstream-wire.md §5: treat as failure).
-var errNoTerminal = errors.New("stream ended without a terminal event")
+var ErrNoTerminal = errors.New("stream ended without a terminal event")
+
+// Event names the decoder and the parser meet on nearly every frame.
+const (
+	evTextDelta         = "response.output_text.delta"
+	evMCPArgumentsDelta = "response.mcp_call_arguments.delta"
+)
 
 // streamState is what the parser remembers across events of one response.
 type streamState struct {
 	requestID string
+	// fast parses text deltas, most of a stream's frames, reusing its memory from frame to
+	// frame (see parseDelta).
+	fast fastjson.Parser
 	// failed holds the ids of MCP calls that got mcp_call.failed; the failure detail only
 	// comes with the item's output_item.done, which follows.
 	failed map[string]bool
@@ -78,14 +91,14 @@ func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) er
 	for {
 		f, err := dec.next()
 		if errors.Is(err, io.EOF) {
-			return &Error{Code: CodeProvider, Message: errNoTerminal.Error(), err: errNoTerminal}
+			return &Error{Kind: KindProvider, Message: ErrNoTerminal.Error(), err: ErrNoTerminal}
 		}
 		if err != nil {
 			return readError(err)
 		}
 		if bytes.Equal(f.data, []byte("[DONE]")) {
 			// openai-go stops here; for the Responses API it is never the terminal event.
-			return &Error{Code: CodeProvider, Message: errNoTerminal.Error(), err: errNoTerminal}
+			return &Error{Kind: KindProvider, Message: ErrNoTerminal.Error(), err: ErrNoTerminal}
 		}
 		ev, terminal, err := st.parse(f)
 		if err != nil {
@@ -103,9 +116,17 @@ func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) er
 // parse turns one frame into at most one Event. terminal reports the end of the response;
 // a non-nil error is a terminal failure.
 func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
+	if ev, ok := st.parseDelta(f); ok {
+		return ev, false, nil
+	}
+	return st.parseAny(f)
+}
+
+// parseAny is parse for any event, with encoding/json.
+func (st *streamState) parseAny(f frame) (ev Event, terminal bool, err error) {
 	var w wireEvent
 	if err := json.Unmarshal(f.data, &w); err != nil {
-		return Event{}, true, &Error{Code: CodeProvider, Message: "malformed stream event " + truncate(string(f.data), 200), err: err}
+		return Event{}, true, &Error{Kind: KindProvider, Message: "malformed stream event " + truncate(string(f.data), 200), err: err}
 	}
 	typ := firstNonEmpty(w.Type, f.name)
 	switch typ {
@@ -116,7 +137,7 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 			ev = Event{Kind: EventCreated}
 		}
 		ev.UpstreamRequestID = st.requestID
-	case "response.output_text.delta":
+	case evTextDelta:
 		ev = Event{Kind: EventTextDelta, Delta: w.Delta}
 	case "response.output_item.added":
 		if w.Item != nil && w.Item.Type == "mcp_call" {
@@ -138,11 +159,107 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 	case "":
 		// Chat-style servers (OpenRouter) put a top-level error on an untyped event after
 		// HTTP 200; both OpenAI SDKs treat that as fatal.
+		// Its code is often HTTP-like (502, 429) and is mapped like that status, so a
+		// provider that is down before the first token can be failed over.
 		if len(w.Error) > 0 && !bytes.Equal(w.Error, []byte("null")) {
-			return Event{}, true, streamError("error", &w)
+			e := streamError("error", &w)
+			if n, err := strconv.Atoi(e.UpstreamCode); err == nil {
+				e.Kind = statusCode(n)
+			}
+			return Event{}, true, e
 		}
 	}
 	return ev, false, nil
+}
+
+// parseDelta reads a well-formed text delta without encoding/json, whose reflection and
+// allocations were a tenth of a turn's CPU: fastjson validates the whole frame and keeps
+// its memory between frames, so a delta costs one allocation, its text. Anything else (other
+// events, a delta that is not a plain string, invalid UTF-8 that encoding/json would
+// replace) reports false and takes the general path, which also reports malformed frames.
+func (st *streamState) parseDelta(f frame) (Event, bool) {
+	if f.name != evTextDelta && f.name != "" {
+		return Event{}, false
+	}
+	v, err := st.fast.ParseBytes(f.data)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		return Event{}, false
+	}
+	var typ, delta *fastjson.Value
+	folded := false
+	v.GetObject().Visit(func(key []byte, v *fastjson.Value) { // the last of repeated keys wins, as in encoding/json
+		switch {
+		case string(key) == "type":
+			typ = v
+		case string(key) == "delta":
+			delta = v
+		case bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("delta")):
+			folded = true // encoding/json matches keys without regard to case
+		}
+	})
+	if folded || !isString(typ, evTextDelta, f.name) || delta == nil || delta.Type() != fastjson.TypeString {
+		return Event{}, false
+	}
+	text, _ := delta.StringBytes()
+	if !utf8.Valid(text) || lenientAt(f.data) {
+		return Event{}, false
+	}
+	return Event{Kind: EventTextDelta, Delta: string(text)}, true
+}
+
+// lenientAt reports what fastjson accepts but encoding/json refuses or reads otherwise: a
+// control character (not allowed inside a string; compact JSON has none between tokens),
+// an escape JSON does not define (fastjson keeps "\\0" as written), and a \uD800-\uDFFF
+// escape (fastjson keeps a lone one as written where encoding/json makes it U+FFFD; a valid
+// pair goes the general way too, for simplicity: servers send UTF-8). Such frames take the
+// general path, which reads them exactly as before.
+func lenientAt(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c < 0x20:
+			return true
+		case c == '\\':
+			n := escapeLen(data[i+1:])
+			if n == 0 {
+				return true
+			}
+			i += n
+		}
+	}
+	return false
+}
+
+// escapeLen is the length of the escape after a backslash, or 0 when it is not one JSON
+// defines or is a surrogate.
+func escapeLen(rest []byte) int {
+	if len(rest) == 0 {
+		return 0
+	}
+	switch rest[0] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 1
+	case 'u':
+		if len(rest) < 5 || rest[1] == 'd' || rest[1] == 'D' {
+			return 0
+		}
+		for _, h := range rest[1:5] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return 0
+			}
+		}
+		return 5
+	}
+	return 0
+}
+
+// isString reports whether v, the frame's type field, names want: as a string, or absent
+// or null with the SSE event name saying it.
+func isString(v *fastjson.Value, want, name string) bool {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return name == want
+	}
+	b, err := v.StringBytes()
+	return err == nil && (string(b) == want || len(b) == 0 && name == want)
 }
 
 // toolCall converts an mcp_call item. done says whether it is the final item (with output
@@ -170,7 +287,7 @@ func completed(r *wireResponse) Event {
 
 // streamError builds the provider_error of a failing terminal event.
 func streamError(typ string, w *wireEvent) *Error {
-	e := &Error{Code: CodeProvider}
+	e := &Error{Kind: KindProvider}
 	switch typ {
 	case "error":
 		var nested wireError

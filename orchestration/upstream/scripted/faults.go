@@ -28,6 +28,8 @@ type faults struct {
 	brokenXML     bool
 	wrongLanguage bool
 	emptyReply    bool // a completed response with no text at all
+	noGenUI       bool // the scenario's reply without its AGENT_UI_JSON block
+	noPatch       bool // the scenario's reply without its AGENT_STATE_PATCH block
 	// once lists the *_once markers present; each is bad on its first request only.
 	once []string
 }
@@ -75,6 +77,10 @@ func (f *faults) setFault(name string) {
 		f.wrongLanguage = true
 	case "empty_reply":
 		f.emptyReply = true
+	case "no_genui":
+		f.noGenUI = true
+	case "no_patch":
+		f.noPatch = true
 	case "broken_xml_once", "wrong_language_once":
 		f.once = append(f.once, name)
 	}

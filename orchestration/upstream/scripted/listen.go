@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,6 +66,23 @@ func Listen(ctx context.Context, addr string, opts Options) (*Running, error) {
 
 // URL returns the base URL to configure as the upstream, such as http://127.0.0.1:9090/v1.
 func (r *Running) URL() string { return r.url }
+
+// MCPURL returns the URL of the scripted MCP server labelled label (strategy_engine,
+// risk_lab or deployer), such as http://127.0.0.1:9090/mcp/strategy_engine.
+func (r *Running) MCPURL(label string) string {
+	return strings.TrimSuffix(r.url, "/v1") + "/mcp/" + label
+}
+
+// MCPServers returns the label=url list of the scripted MCP servers, in the form of
+// PHASEFLOW_MCP_SERVERS.
+func (r *Running) MCPServers() string {
+	labels := []string{serverStrategyEngine, serverRiskLab, serverDeployer}
+	parts := make([]string, len(labels))
+	for i, l := range labels {
+		parts[i] = l + "=" + r.MCPURL(l)
+	}
+	return strings.Join(parts, ",")
+}
 
 // Server returns the handler being served, for [Server.Requests].
 func (r *Running) Server() *Server { return r.server }

@@ -29,9 +29,13 @@ const carryoverClose = "[/CARRYOVER]"
 // latestUserText returns the user's own text of the last user message of input, which is
 // either a plain string (the API's shorthand for one user message) or a list of items.
 func latestUserText(input json.RawMessage) string {
-	text := latestUserMessage(input)
+	return afterCarryover(latestUserMessage(input))
+}
+
+// afterCarryover drops a carryover block before the user's own text.
+func afterCarryover(text string) string {
 	if i := strings.LastIndex(text, carryoverClose); i >= 0 {
-		text = strings.TrimSpace(text[i+len(carryoverClose):])
+		return strings.TrimSpace(text[i+len(carryoverClose):])
 	}
 	return text
 }

@@ -44,13 +44,13 @@ func start(t *testing.T, opts scripted.Options) (*scripted.Running, *upstream.Cl
 
 // turn is what a test saw of one streamed response.
 type turn struct {
-	events  []upstream.Event
-	text    string
-	chunks  []string // the text deltas, in order
-	deltas  int
-	err     error
-	created time.Time // when response.created arrived
-	first   time.Time // when the first delta arrived
+	events []upstream.Event
+	text   string
+	chunks []string // the text deltas, in order
+	deltas int
+	err    error
+	sent   time.Time // when the request was sent
+	first  time.Time // when the first delta arrived
 }
 
 // completed reports whether the response ended with EventCompleted.
@@ -66,6 +66,7 @@ func ask(ctx context.Context, c *upstream.Client, instructions, userText string)
 		Instructions: instructions,
 		Input:        []upstream.InputItem{{Role: "user", Content: "an earlier question"}, {Role: "assistant", Content: "an answer"}, {Role: "user", Content: userText}},
 	}
+	tr.sent = time.Now()
 	for ev, err := range c.Stream(ctx, req) {
 		if err != nil {
 			tr.err = err
@@ -73,8 +74,6 @@ func ask(ctx context.Context, c *upstream.Client, instructions, userText string)
 		}
 		tr.events = append(tr.events, ev)
 		switch ev.Kind {
-		case upstream.EventCreated:
-			tr.created = time.Now()
 		case upstream.EventTextDelta:
 			if tr.deltas == 0 {
 				tr.first = time.Now()
@@ -331,19 +330,19 @@ func TestFaults(t *testing.T) {
 		{name: "mid-stream error", user: "hi [[fault:mid_stream_error]]", check: func(t *testing.T, tr turn) {
 			wantPartial(t, tr)
 			var e *upstream.Error
-			if !errors.As(tr.err, &e) || e.Code != upstream.CodeProvider || e.UpstreamCode != "server_error" {
+			if !errors.As(tr.err, &e) || e.Kind != upstream.KindProvider || e.UpstreamCode != "server_error" {
 				t.Errorf("err = %v, want provider_error [server_error]", tr.err)
 			}
 		}},
 		{name: "HTTP 429", user: "hi [[fault:http_429]]", check: func(t *testing.T, tr turn) {
 			var e *upstream.Error
-			if !errors.As(tr.err, &e) || e.Code != upstream.CodeRateLimited || e.HTTPStatus != 429 || e.RetryAfter != time.Second || e.UpstreamCode != "rate_limit_exceeded" || e.Message == "" {
+			if !errors.As(tr.err, &e) || e.Kind != upstream.KindRateLimited || e.HTTPStatus != 429 || e.RetryAfter != time.Second || e.UpstreamCode != "rate_limit_exceeded" || e.Message == "" {
 				t.Errorf("err = %#v, want rate_limited with Retry-After 1s", tr.err)
 			}
 		}},
 		{name: "HTTP 500", user: "hi [[fault:http_500]]", check: func(t *testing.T, tr turn) {
 			var e *upstream.Error
-			if !errors.As(tr.err, &e) || e.Code != upstream.CodeUnavailable || e.HTTPStatus != 500 || e.UpstreamCode != "server_error" {
+			if !errors.As(tr.err, &e) || e.Kind != upstream.KindUnavailable || e.HTTPStatus != 500 || e.UpstreamCode != "server_error" {
 				t.Errorf("err = %v, want upstream_unavailable (HTTP 500)", tr.err)
 			}
 		}},
@@ -395,15 +394,17 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// firstTokenAfter checks that the first delta came at least d after response.created and
+// firstTokenAfter checks that the first delta came at least d after the request (the mock
+// waits d after writing response.created, which follows the request; timing from the
+// client's receipt of created would count that receipt's own delay against the mock) and
 // that the reply then completed normally.
 func firstTokenAfter(d time.Duration) func(t *testing.T, tr turn) {
 	return func(t *testing.T, tr turn) {
 		if !tr.completed() || !wellFormed(tr.text) {
 			t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
 		}
-		if gap := tr.first.Sub(tr.created); gap < d {
-			t.Errorf("first delta %v after created, want at least %v", gap, d)
+		if gap := tr.first.Sub(tr.sent); gap < d {
+			t.Errorf("first delta %v after the request, want at least %v", gap, d)
 		}
 	}
 }
@@ -557,5 +558,35 @@ func TestClientLeavingStopsTheStream(t *testing.T) {
 			t.Fatalf("the server kept streaming after the client left; log:\n%s", logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRepliesWithoutTheirBlocks: no_genui and no_patch take the scenario's AGENT blocks out
+// of its reply, one each, so the server's own cards and fills can be tested.
+func TestRepliesWithoutTheirBlocks(t *testing.T) {
+	_, c := start(t, scripted.Options{Pace: -1})
+	state := "[SESSION STATE]\nphase: stress_test\nstage: scenario\nlocale: en\nartifacts: {\"scenario_set_id\":\"scn-1\"}\n[/SESSION STATE]"
+	cases := []struct {
+		name, marker      string
+		wantUI, wantPatch bool
+	}{
+		{"as played", "", true, true},
+		{"without GenUI", "[[fault:no_genui]]", false, true},
+		{"without the patch", "[[fault:no_patch]]", true, false},
+		{"without either", "[[fault:no_genui]] [[fault:no_patch]]", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := ask(t.Context(), c, state, "run them "+tc.marker)
+			if !tr.completed() {
+				t.Fatalf("err = %v", tr.err)
+			}
+			if got := strings.Contains(tr.text, "<AGENT_UI_JSON>"); got != tc.wantUI {
+				t.Errorf("AGENT_UI_JSON present = %v, want %v", got, tc.wantUI)
+			}
+			if got := strings.Contains(tr.text, "<AGENT_STATE_PATCH>"); got != tc.wantPatch {
+				t.Errorf("AGENT_STATE_PATCH present = %v, want %v", got, tc.wantPatch)
+			}
+		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package scripted is a stand-in for the LLM upstream: an http.Handler that speaks the same
-// Responses-API streaming wire format as the real service (upstream-wire.md) and answers
-// every request with a canned ThinkingML reply.
+// streaming wire formats as the real services (upstream-wire.md), the Responses API and
+// Chat Completions, and answers every request with a canned ThinkingML reply.
 //
 // It exists so Phaseflow runs on a bare machine (it is the default upstream when none is
 // configured, and `phaseflow mock-upstream` serves it alone) and so end-to-end tests can
@@ -33,6 +33,21 @@
 // (an mcp_tool_execution_error) and is retried with the same arguments; the other tools
 // are run_backtest (strategy_engine), run_stress_scenarios (risk_lab), check_risk_guard
 // and deploy_strategy (deployer). Calls are played whatever tools the request lists.
+//
+// # Chat Completions and MCP servers
+//
+// POST /chat/completions plays the same scenarios, but as a model that cannot reach MCP
+// servers: each scenario call is asked for as a tool_call (one per round, only when the
+// request offers that function), the caller runs it and sends the result back, and the
+// round after the last call streams the reply, written with the ids the results carried.
+// The mock also serves the MCP servers those calls go to, built with the official SDK, at
+// /mcp/strategy_engine, /mcp/risk_lab and /mcp/deployer (streamable HTTP): they answer as
+// the scenarios do, validate_strategy failing every other call from one x-mcp-context
+// with the same arguments, so a draft turn records the failure and the mended retry.
+//
+// A path prefix /fault/NAME applies [[fault:NAME]] to every request under it, so several
+// endpoints with different behaviours can point at one mock: …/fault/http_429/v1 always
+// answers 429 while …/v1 answers normally.
 //
 // The reply is in Chinese when the request's instructions or latest user message contain
 // CJK characters or the instructions say "locale: zh", and in English otherwise.
@@ -93,6 +108,8 @@ type Server struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	once      onceTracker
+	mcpOnce   onceTracker // the MCP servers' fail-once calls
+	hints     hintTable   // which scenario asked for which tool call (chat wire)
 
 	mu       sync.Mutex
 	requests []RecordedRequest
@@ -116,13 +133,18 @@ func New(opts Options) *Server {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /responses", s.handleResponses)
 	s.mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	s.mux.HandleFunc("POST /chat/completions", s.handleChat)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	s.mux.HandleFunc("GET /_scripted/requests", s.handleRequests)
 	s.mux.HandleFunc("GET /v1/_scripted/requests", s.handleRequests)
+	s.mountMCP()
 	return s
 }
 
-// ServeHTTP serves POST /responses and /v1/responses (the stream) and GET
-// /_scripted/requests (the record, also under /v1).
+// ServeHTTP serves POST /responses and /v1/responses (the Responses stream), POST
+// /chat/completions and /v1/chat/completions (the Chat Completions stream), the MCP
+// servers at /mcp/LABEL, and GET /_scripted/requests (the record, also under /v1); any of
+// them under /fault/NAME/ with that fault.
 //
 // Markers in the latest user message change the reply:
 //
@@ -136,6 +158,8 @@ func New(opts Options) *Server {
 //	[[fault:wrong_language]]    a reply in the other language
 //	[[fault:broken_xml_once]], [[fault:wrong_language_once]]
 //	                            bad on the first request with this message, good on the next
+//	[[fault:no_genui]]          the scenario's reply without its AGENT_UI_JSON block
+//	[[fault:no_patch]]          the scenario's reply without its AGENT_STATE_PATCH block
 //	[[pace_ms:N]]               N ms between deltas for this reply
 //	[[scenario:NAME]]           play scenario NAME (see the package documentation)
 //
@@ -145,7 +169,7 @@ func New(opts Options) *Server {
 // wins over stall. A stall ends only with the request's context, so a host http.Server
 // must cancel its BaseContext on shutdown ([Listen] does).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	s.mux.ServeHTTP(w, withPathFault(r))
 }
 
 // Requests returns the last requests received, oldest first (at most 100). GET
@@ -157,9 +181,10 @@ func (s *Server) Requests() []RecordedRequest {
 	return append([]RecordedRequest(nil), s.requests...)
 }
 
-// record keeps r with its body, dropping the oldest beyond maxRecorded.
+// record keeps r with its body, dropping the oldest beyond maxRecorded. The path is the
+// one the client asked for, a /fault/NAME prefix included.
 func (s *Server) record(r *http.Request, body []byte) {
-	rec := RecordedRequest{Path: r.URL.Path, Headers: r.Header.Clone(), Body: body}
+	rec := RecordedRequest{Path: originalPath(r), Headers: r.Header.Clone(), Body: body}
 	if !json.Valid(body) {
 		rec.Body, _ = json.Marshal(string(body)) // a string always marshals
 	}
@@ -202,13 +227,14 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	userText := latestUserText(req.Input)
 	f := parseFaults(userText)
+	f.setFault(pathFault(r))
 	log := s.log.With("request_id", requestID)
 	if status := httpFault(f); status != 0 {
 		log.Info("scripted upstream: HTTP fault", "status", status)
 		writeHTTPFault(w, status)
 		return
 	}
-	p := s.newPlan(req, userText, f)
+	p := s.newPlan(req, userText, f, nil)
 	log.Info("scripted upstream: reply", "response_id", p.respID, "chars", len(p.text), "ending", p.ending)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -220,8 +246,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// newPlan decides the whole reply of one request.
-func (s *Server) newPlan(req incoming, userText string, f faults) *plan {
+// newPlan decides the whole reply of one request; known holds placeholder values earlier
+// tool results fixed (the chat wire's last round), nil for fresh ones.
+func (s *Server) newPlan(req incoming, userText string, f faults, known map[string]string) *plan {
 	lang := pickLanguage(req.Instructions, userText)
 	brokenXML, wrongLanguage := f.brokenXML, f.wrongLanguage
 	for _, marker := range f.once {
@@ -235,8 +262,15 @@ func (s *Server) newPlan(req incoming, userText string, f faults) *plan {
 	}
 	st, hasState := parseSessionState(req.Instructions)
 	sc, _ := lookupScenario(chooseScenario(f.scenario, st, hasState))
-	vars := newVars(st.artifacts)
-	text := render(sc.replies[lang].with(vars), userText, !wrongLanguage)
+	vars := varsWith(st.artifacts, known)
+	r := sc.replies[lang].with(vars)
+	if f.noGenUI {
+		r.ui = ""
+	}
+	if f.noPatch {
+		r.patch = ""
+	}
+	text := render(r, userText, !wrongLanguage)
 	if brokenXML {
 		text = breakXML(text)
 	}

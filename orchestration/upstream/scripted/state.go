@@ -141,10 +141,26 @@ const maxArtifactID = 64
 // patch agree. Artifact values are used only when they are plain ids (letters, digits,
 // "_", "-", "."), so nothing from the request can break the JSON or the markup.
 func newVars(artifacts map[string]any) *strings.Replacer {
-	id := newID()[:12]
-	pairs := []string{"{uuid}", newUUID(), "{id}", id}
+	return varsWith(artifacts, nil)
+}
+
+// varsWith is [newVars] with some values already known: known maps a placeholder's name
+// (uuid, id, or an artifact's) to the value an earlier tool result gave it, so a reply
+// written after the results agrees with them. Only plain ids are taken.
+func varsWith(artifacts map[string]any, known map[string]string) *strings.Replacer {
+	id, uid := newID()[:12], newUUID()
+	if v := known["id"]; isPlainID(v) {
+		id = v
+	}
+	if v := known["uuid"]; isPlainID(v) {
+		uid = v
+	}
+	pairs := []string{"{uuid}", uid, "{id}", id}
 	for _, p := range artifactPlaceholders() {
 		v, _ := artifacts[p.name].(string)
+		if k := known[p.name]; isPlainID(k) {
+			v = k
+		}
 		if !isPlainID(v) {
 			v = p.prefix + id
 		}

@@ -1,0 +1,84 @@
+package orchestration
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/mcpcontext"
+	"github.com/phaseflow/phaseflow/orchestration/eventlog"
+	"github.com/phaseflow/phaseflow/orchestration/session"
+	"github.com/phaseflow/phaseflow/skills"
+	"github.com/phaseflow/phaseflow/store/storetest"
+)
+
+// The database cost of one turn, in round trips (statements, BEGINs and COMMITs), as
+// ceilings a change must not raise unnoticed (README, Performance). The turn: a session's
+// first message, 60 content deltas, a state patch and a GenUI card. The event log's group
+// commits are counted apart: how many there are depends on how the deltas arrive (here all
+// at once), so they get a looser ceiling than the rest, which is fixed.
+const (
+	maxBeginRoundTrips  = 4 // POST …/messages until the answer: BEGIN, the session locked, the turn's rows and queued, COMMIT
+	maxOtherRoundTrips  = 8 // the whole turn but its event commits: the begin (4), the plan's 3 reads, the fenced settle
+	maxEventLogCommits  = 6 // working, the first delta (committed at once), the rest, the terminal event; one more when a batch splits
+	eventCommitStatment = "WITH v AS ( SELECT * FROM unnest("
+)
+
+func TestDatabaseCostOfATurn(t *testing.T) {
+	st, counter := storetest.PostgresCounted(t)
+	var deltas []string
+	text := reply("<AGENT_UI_JSON>{\"type\":\"choice_prompt\",\"question\":\"Which market?\",\"options\":[{\"label\":\"BTC\",\"value\":\"btc\"}]}</AGENT_UI_JSON>" +
+		"<AGENT_STATE_PATCH>{\"summary\":\"a draft\"}</AGENT_STATE_PATCH>")
+	for len(text) > 0 {
+		n := min(24, len(text))
+		deltas, text = append(deltas, text[:n]), text[n:]
+	}
+	up := &fakeUpstream{scripts: []script{{deltas: deltas}}}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := eventlog.New(st, "replica-cost", logger, eventlog.Options{})
+	key, _ := mcpcontext.GenerateKey()
+	signer, _ := mcpcontext.NewSigner(key, "")
+	orch := New(Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second},
+		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		orch.Shutdown(ctx)
+		_ = log.Close(ctx)
+	})
+	h := &harness{t: t, st: nil, log: log, orch: orch}
+	ctx := context.Background()
+	sess, err := orch.CreateSession(ctx, "u1", "t", "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := counter.Snapshot()
+	turn, err := orch.HandleMessage(ctx, Request{Request: session.Request{UserID: "u1", SessionID: sess.ID, Text: "Draft a momentum strategy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := counter.Snapshot().Sub(before)
+	evs := h.follow(turn.MessageID)
+	if !strings.Contains(string(evs[len(evs)-1].Data), `"reply_len"`) {
+		t.Fatalf("the turn did not complete: %s", evs[len(evs)-1].Data)
+	}
+	whole := counter.Snapshot().Sub(before)
+	stmts := counter.Statements(before.Statements)
+	commits := 0
+	for _, q := range stmts {
+		if strings.HasPrefix(q, eventCommitStatment) {
+			commits++
+		}
+	}
+	other := whole.RoundTrips() - int64(commits)
+	t.Logf("database cost of one turn (%d events): begin %d round trips (%d statements, %d transactions); whole turn %d round trips: %d event-log commits and %d others (%d statements, %d transactions)",
+		len(evs), begin.RoundTrips(), begin.Statements, begin.Commits, whole.RoundTrips(), commits, other, whole.Statements, whole.Commits)
+	if begin.RoundTrips() > maxBeginRoundTrips || other > maxOtherRoundTrips || commits > maxEventLogCommits {
+		t.Errorf("one turn costs %d round trips to begin, %d event-log commits and %d other round trips, over the ceilings %d, %d and %d; its statements:\n%s",
+			begin.RoundTrips(), commits, other, maxBeginRoundTrips, maxEventLogCommits, maxOtherRoundTrips, strings.Join(stmts, "\n"))
+	}
+}

@@ -1,0 +1,154 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// permanentAttempts is how often a commit that fails for a reason other than an unreachable
+// database is tried before its messages are committed one by one, to find the culprit.
+const permanentAttempts = 3
+
+// batch is one group commit: the events taken from each stream, in order.
+type batch struct {
+	events []store.Event
+	parts  []part
+}
+
+// part is the share of one stream in a batch.
+type part struct {
+	s *stream
+	n int
+}
+
+// run is the committer goroutine: it sleeps until there is work, then commits batches until
+// nothing is waiting. A batch is simply everything that piled up while the previous commit
+// ran, so under load commits grow instead of multiplying, and a lone event waits for no
+// timer. On stop it drains what is left (see Close).
+func (l *Log) run() {
+	defer close(l.done)
+	for {
+		select {
+		case <-l.kick:
+		case <-l.stop:
+			l.flushAll()
+			return
+		}
+		l.flushAll()
+	}
+}
+
+// flushAll commits batches until none is waiting or the log is abandoned.
+func (l *Log) flushAll() {
+	for {
+		b := l.take()
+		if len(b.events) == 0 {
+			return
+		}
+		lost, err := l.commit(b)
+		if errors.Is(err, errAbandoned) {
+			return
+		}
+		l.publish(b, lost)
+	}
+}
+
+// take gathers up to MaxBatch waiting events, oldest dirty stream first. A stream with more
+// than fits goes to the back of the queue, so one long message cannot starve the others.
+func (l *Log) take() *batch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := &batch{}
+	for len(l.dirty) > 0 && len(b.events) < l.opts.MaxBatch {
+		s := l.dirty[0]
+		l.dirty = l.dirty[1:]
+		var n int
+		var more bool
+		b.events, n, more = s.take(l.opts.MaxBatch-len(b.events), b.events)
+		if n > 0 {
+			b.parts = append(b.parts, part{s: s, n: n})
+		}
+		if more {
+			l.dirty = append(l.dirty, s)
+		}
+	}
+	return b
+}
+
+// errAbandoned means Close's deadline passed while the database was still failing.
+var errAbandoned = errors.New("eventlog: abandoned at close")
+
+// commit writes b, retrying while the database is unreachable (as long as it takes: the
+// orchestrator decides when a turn has waited too long) and a few times on other errors,
+// after which each message is tried alone and those that still fail are reported lost.
+func (l *Log) commit(b *batch) ([]string, error) {
+	delay := l.opts.RetryMin
+	for attempt := 1; ; attempt++ {
+		lost, err := l.commitOnce(b.events)
+		if err == nil {
+			l.failingSince.Store(0)
+			return lost, nil
+		}
+		retryable := store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded)
+		if !retryable && attempt >= permanentAttempts {
+			l.logger.Error("event log commit keeps failing; committing its messages one by one", "events", len(b.events), "err", err)
+			return l.commitEach(b), nil
+		}
+		l.failingSince.CompareAndSwap(0, time.Now().UnixNano())
+		l.logger.Warn("event log commit failed; retrying", "events", len(b.events), "attempt", attempt, "retry_in", delay, "err", err)
+		select {
+		case <-time.After(delay):
+		case <-l.abandon:
+			return nil, errAbandoned
+		}
+		delay = min(2*delay, l.opts.RetryMax)
+	}
+}
+
+func (l *Log) commitOnce(evs []store.Event) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.opts.CommitTimeout)
+	defer cancel()
+	start := time.Now()
+	lost, err := l.store.CommitEvents(ctx, l.owner, evs)
+	if l.opts.Observe != nil {
+		l.opts.Observe(len(evs), time.Since(start), err)
+	}
+	return lost, err
+}
+
+// commitEach commits each stream's part of b on its own; a part that fails is lost.
+func (l *Log) commitEach(b *batch) []string {
+	var lost []string
+	i := 0
+	for _, p := range b.parts {
+		evs := b.events[i : i+p.n]
+		i += p.n
+		l2, err := l.commitOnce(evs)
+		if err != nil {
+			l.logger.Error("events of a message cannot be written; giving the message up", "message_id", p.s.id, "err", err)
+			l2 = []string{p.s.id}
+		}
+		lost = append(lost, l2...)
+	}
+	return lost
+}
+
+// publish makes a committed batch visible, stream by stream, retires finished streams and
+// tells the producers of lost ones.
+func (l *Log) publish(b *batch, lost []string) {
+	for _, p := range b.parts {
+		isLost := slices.Contains(lost, p.s.id)
+		if isLost { // tell the producer before anyone can see the stream end
+			l.logger.Warn("message lost to another replica; its producer stops", "message_id", p.s.id)
+			p.s.onLost()
+		}
+		if p.s.publish(p.n, isLost) {
+			l.forget(p.s)
+		}
+		l.waker.wake(p.s.id) // cursors of this message that read the database
+	}
+}

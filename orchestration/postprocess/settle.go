@@ -1,0 +1,134 @@
+package postprocess
+
+import (
+	"encoding/json"
+
+	"github.com/phaseflow/phaseflow/genui"
+	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/orchestration/events"
+	"github.com/phaseflow/phaseflow/orchestration/stream"
+	"github.com/phaseflow/phaseflow/phases"
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// Input is what settling a turn needs: the plan's phase and block, and the attempts'
+// outcome.
+type Input struct {
+	Handler handlers.Handler // nil once the session is completed
+	Phase   phases.Phase
+	Stage   string
+	Block   handlers.Artifacts // the phase's block before the turn (not modified)
+	Outcome stream.Outcome
+	Policy  stream.Policy
+	GenUI   *genui.Validator // nil compiles the schema for this call
+	// Skills and Locale are where the texts the server adds for the user come from (the
+	// missing fields' question).
+	Skills handlers.Skills
+	Locale string
+}
+
+// Settlement is what the kept reply changes and reports, as values for the caller to
+// persist and send.
+type Settlement struct {
+	// Block is the phase's block after the turn: the applied patch and the handler's own
+	// additions; the block before it when the reply was not accepted.
+	Block handlers.Artifacts
+	// Report is the handler's verdict; Move says it asks for a phase move (an accepted
+	// reply, a completed phase).
+	Report handlers.Report
+	Move   bool
+	// Strategy is the strategy the accepted reply drafted or validated, nil for none.
+	Strategy *handlers.StrategyRecord
+	// Metadata is completed.metadata; the caller adds the phase change it makes.
+	Metadata events.Metadata
+}
+
+// Settle settles the kept reply of a turn.
+func Settle(in Input) Settlement {
+	res := in.Outcome.Result
+	x := extract(res.Blocks)
+	calls := ToolCalls(res.ToolCalls) // the kept attempt's: what its reply reports on
+	accepted := in.Outcome.Accepted()
+	s := Settlement{Block: in.Block}
+	m := &s.Metadata
+	// Every attempt's calls are shown: a refused attempt's tools really ran.
+	m.Phase, m.Stage, m.ToolCalls, m.Usage = string(in.Phase), in.Stage, ToolCalls(in.Outcome.Calls), res.Usage
+	m.Attempts, m.Fallback, m.MissingFields = in.Outcome.Attempts, in.Outcome.Fallback, []string{}
+	m.RefusedAttempts = events.RefusedAttempts(in.Outcome.Refused)
+	if in.Policy != stream.PolicyOff {
+		v := in.Outcome.Check.Validation
+		m.Validation = &v
+		for _, is := range in.Outcome.Check.Issues {
+			m.Problems = append(m.Problems, describe(is))
+		}
+	}
+	if accepted { // an invalid reply never applies a patch or records anything
+		s.Block, m.StatePatch, m.RejectedPatch = applyPatch(in.Phase, in.Block, x.patch)
+	}
+	m.DroppedGenUI = x.dropped
+	if in.Handler == nil {
+		m.GenUI = []json.RawMessage{}
+		return s
+	}
+	s.judge(in, calls, accepted)
+	ui := FinishGenUI(x.genui, GenUIContext{
+		Allowed: in.Handler.AllowedGenUI(), ToolCalls: calls, MissingFields: s.Report.MissingFields,
+		Reply: res.Text, Schema: in.GenUI, Question: in.question, Cards: s.Report.GenUI,
+	})
+	m.GenUI, m.DroppedGenUI = ui.Items, append(m.DroppedGenUI, ui.Dropped...)
+	return s
+}
+
+// question is the handler's missing-fields question in the turn's locale, "" when it has
+// none (no skills given, or no text).
+func (in Input) question(missing []string) string {
+	if in.Skills == nil {
+		return ""
+	}
+	q, err := in.Handler.MissingQuestion(in.Skills, in.Locale, missing)
+	if err != nil {
+		return ""
+	}
+	return q
+}
+
+// judge asks the phase handler for its verdict on the block after the patch, and keeps what
+// it records when the reply was accepted.
+func (s *Settlement) judge(in Input, calls []store.ToolCall, accepted bool) {
+	var patch map[string]any
+	if len(s.Metadata.StatePatch) > 0 {
+		_ = json.Unmarshal(s.Metadata.StatePatch, &patch) // applied, so an object
+	}
+	s.Report = in.Handler.PostProcess(handlers.PostInput{Artifacts: s.Block, ToolCalls: calls, Patch: patch})
+	if s.Report.MissingFields != nil {
+		s.Metadata.MissingFields = s.Report.MissingFields
+	}
+	s.Metadata.DeploymentSummary = s.Report.Summary
+	if !accepted {
+		return
+	}
+	if s.Report.Artifacts != nil {
+		s.Block = s.Report.Artifacts
+	}
+	s.Strategy, s.Move = s.Report.Strategy, s.Report.Completed
+}
+
+// applyPatch merges patch into block and checks the phase's field rules: the merged block
+// and the applied patch, or the block unchanged and the refused patch with why.
+func applyPatch(phase phases.Phase, block handlers.Artifacts, patch json.RawMessage) (handlers.Artifacts, json.RawMessage, *events.RejectedPatch) {
+	if len(patch) == 0 {
+		return block, nil, nil
+	}
+	merged, err := MergePatch(block, patch)
+	var reasons []string
+	if err != nil {
+		reasons = []string{err.Error()}
+	}
+	for _, fe := range phases.CheckArtifacts(phase, merged) {
+		reasons = append(reasons, fe.String())
+	}
+	if len(reasons) > 0 {
+		return block, nil, &events.RejectedPatch{Patch: patch, Reasons: reasons}
+	}
+	return merged, patch, nil
+}

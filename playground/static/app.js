@@ -1,0 +1,126 @@
+// app.js: the page's entry point. It signs in (a pasted token, or in development the dev
+// token the server hands out), lists the user's sessions, creates new ones, and hands the
+// open session to a Conversation. Everything it shows is built by the other modules.
+
+import { $ } from './dom.js';
+import { Api } from './api.js';
+import { tokens, claims } from './auth.js';
+import { Conversation } from './conversation.js';
+import { renderSessions } from './sessions.js';
+
+const api = new Api(tokens.get);
+const conversation = new Conversation(api, notify, () => loadSessions().catch(() => {}));
+let devToken = null;
+
+function boot() {
+  $('signin').addEventListener('submit', (e) => {
+    e.preventDefault();
+    signIn($('token').value.trim());
+  });
+  $('dev-token').addEventListener('click', () => {
+    $('token').value = devToken;
+    signIn(devToken);
+  });
+  $('signout').addEventListener('click', signOut);
+  $('new-session').addEventListener('submit', (e) => {
+    e.preventDefault();
+    createSession().catch((err) => notify(`Could not create the session: ${err.message}`, true));
+  });
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const box = $('message');
+    conversation.send(box.value).then((sent) => { if (sent) box.value = ''; });
+  });
+  $('message').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      $('composer').requestSubmit();
+    }
+  });
+  window.addEventListener('hashchange', () => openFromHash());
+  offerDevToken();
+  if (tokens.get()) signIn(tokens.get());
+}
+
+// offerDevToken shows the dev-token button when the server is in development mode (no JWT
+// secret configured, loopback address); elsewhere the route answers 404 and nothing shows.
+async function offerDevToken() {
+  try {
+    devToken = (await api.devToken()).token;
+    $('dev-token').hidden = false;
+  } catch {
+    devToken = null;
+  }
+}
+
+async function signIn(token) {
+  if (!token) return;
+  tokens.set(token);
+  try {
+    await loadSessions();
+  } catch (e) {
+    tokens.clear();
+    notify(e.status === 401 ? 'That token was refused (401).' : `Sign-in failed: ${e.message}`, true);
+    return;
+  }
+  const c = claims(token);
+  $('user').textContent = `${c.sub ?? '?'}${c.role === 'admin' ? ' (admin)' : ''}`;
+  $('signin').hidden = true;
+  $('whoami').hidden = false;
+  $('app').hidden = false;
+  $('welcome').hidden = true;
+  await openFromHash();
+}
+
+function signOut() {
+  tokens.clear();
+  conversation.close();
+  $('signin').hidden = false;
+  $('whoami').hidden = true;
+  $('app').hidden = true;
+  $('session').hidden = true;
+  $('empty').hidden = false;
+  $('welcome').hidden = false;
+  $('token').value = '';
+  history.replaceState(null, '', location.pathname);
+}
+
+async function loadSessions() {
+  const sessions = await api.sessions();
+  renderSessions($('sessions'), sessions, conversation.session?.id, (id) => { location.hash = id; });
+  return sessions;
+}
+
+async function createSession() {
+  const s = await api.createSession($('new-title').value.trim() || undefined, $('new-locale').value);
+  $('new-title').value = '';
+  await loadSessions();
+  location.hash = s.id; // hashchange opens it
+}
+
+// openFromHash opens the session named in the URL (#<id>), so a reload keeps it open.
+async function openFromHash() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  if (!id || !tokens.get()) return;
+  try {
+    await conversation.open(id);
+    $('session').hidden = false;
+    $('empty').hidden = true;
+    await loadSessions();
+    $('message').focus();
+  } catch (e) {
+    notify(`Could not open the session: ${e.message}`, true);
+  }
+}
+
+let toastTimer = 0;
+function notify(text, isError = false) {
+  const t = $('toast');
+  t.textContent = text;
+  t.classList.toggle('error', isError);
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 6000);
+}
+
+boot();

@@ -1,0 +1,160 @@
+// cards.js: renders GenUI cards (genui/schema.json, served at /api/v1/genui/schema.json),
+// one function per card type. The server only sends cards that match the schema, so the
+// renderers read the fields it types without guarding each one.
+//
+// ctx is what a card may do: send(text) posts a user message, confirm(strategyId) confirms a
+// strategy, strategy(id) loads one; strategyId() is the strategy this turn or session is
+// about, live() is false once a newer turn exists (an old question's buttons are disabled),
+// canConfirm() is true while the session is in the strategy phase; locale is the session's.
+// send and confirm answer whether they went through.
+
+import { h, pretty } from './dom.js';
+import { lineChart } from './chart.js';
+
+const renderers = {
+  strategy_card: strategyCard,
+  strategy_ref: strategyRef,
+  backtest_charts: backtestCharts,
+  choice_prompt: choicePrompt,
+  metric_table: (c) => table(c.title, c.columns, c.rows),
+  scenario_table: (c) => [c.scenario_set_id ? h('p', { class: 'muted' }, `scenario set ${c.scenario_set_id}`) : null, table(c.title, c.columns, c.rows)],
+  stress_report: stressReport,
+  deployment_summary: deploymentSummary,
+  rollout_status: rolloutStatus,
+};
+
+const WORDS = {
+  en: { settle: (f) => `Let's settle ${f}`, missing: 'Still needed:', columns: ['Scenario', 'Loss', 'Max drawdown'] },
+  zh: { settle: (f) => `我们来确定 ${f}`, missing: '还需要：', columns: ['情景', '亏损', '最大回撤'] },
+};
+
+export function renderCard(card, ctx) {
+  const render = renderers[card.type];
+  return h('section', { class: `card card-${card.type}`, dataset: { type: card.type } },
+    h('header', { class: 'card-head' },
+      h('span', { class: 'card-type' }, card.type),
+      card.source === 'auto' ? h('span', { class: 'chip', title: 'filled in by the server' }, 'auto') : null),
+    render ? render(card, ctx) : h('pre', {}, pretty(card)));
+}
+
+function strategyCard(card, ctx) {
+  const id = card.strategy_id ?? ctx.strategyId();
+  const confirmed = card.status === 'confirmed';
+  const button = h('button', { type: 'button', class: 'confirm primary', disabled: !id || confirmed || !ctx.canConfirm() },
+    confirmed ? 'Confirmed' : 'Confirm strategy → stress test');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    if (await ctx.confirm(id)) button.textContent = 'Confirmed';
+    else button.disabled = false;
+  });
+  return [
+    h('h3', {}, card.name, ' ', card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null),
+    card.rules?.length ? h('ul', { class: 'rules' }, card.rules.map((r) => h('li', {}, r))) : null,
+    h('details', { class: 'spec' }, h('summary', {}, 'Spec'), h('pre', {}, pretty(card.spec))),
+    h('div', { class: 'actions' }, button, id ? h('span', { class: 'muted mono' }, id) : h('span', { class: 'muted' }, 'no strategy id yet')),
+  ];
+}
+
+function strategyRef(card, ctx) {
+  const out = h('dl', { class: 'facts' });
+  const button = h('button', { type: 'button' }, 'Load');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    const st = await ctx.strategy(card.strategy_id);
+    if (st) out.replaceChildren(...facts({ name: st.name, status: st.status, backtest: st.backtest_status, updated: st.updated_at }));
+    button.disabled = false;
+  });
+  return [
+    h('p', {}, 'Strategy ', h('span', { class: 'mono' }, card.strategy_id), ' ',
+      card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null, ' ', button),
+    out,
+  ];
+}
+
+function backtestCharts(card) {
+  const metrics = Object.entries(card.metrics ?? {});
+  return [
+    lineChart(card.series, card.title),
+    metrics.length ? h('dl', { class: 'facts' }, metrics.map(([k, v]) => [h('dt', {}, k), h('dd', {}, k.includes('drawdown') ? percent(v) : String(v))])) : null,
+  ];
+}
+
+function choicePrompt(card, ctx) {
+  const words = WORDS[ctx.locale] ?? WORDS.en;
+  const choices = card.options
+    ? card.options.map((o) => ({ label: o.label, text: o.label, id: o.id }))
+    : card.missing_fields.map((f) => ({ label: f, text: words.settle(f), id: f }));
+  const buttons = choices.map((c) => h('button', { type: 'button', class: 'choice', dataset: { choice: c.id } }, c.label));
+  buttons.forEach((b, i) => b.addEventListener('click', async () => {
+    if (!ctx.live()) return;
+    buttons.forEach((x) => { x.disabled = true; });
+    b.classList.add('chosen');
+    if (!(await ctx.send(choices[i].text))) buttons.forEach((x) => { x.disabled = false; });
+  }));
+  return [h('p', { class: 'question' }, card.question ?? words.missing), h('div', { class: 'actions' }, buttons)];
+}
+
+function stressReport(card, ctx) {
+  const words = WORDS[ctx.locale] ?? WORDS.en;
+  return [
+    h('dl', { class: 'facts' }, facts({
+      report: card.stress_report_id,
+      'scenario set': card.scenario_set_id,
+      'worst scenario': card.worst_scenario,
+      'worst drawdown': card.worst_drawdown == null ? null : percent(card.worst_drawdown),
+    })),
+    card.verdict ? h('p', {}, 'Verdict ', h('span', { class: `chip verdict-${card.verdict}` }, card.verdict)) : null,
+    card.rows?.length ? table(null, card.columns ?? words.columns, card.rows) : null,
+  ];
+}
+
+function deploymentSummary(card) {
+  const limits = Object.entries(card.limits ?? {}).map(([k, v]) => `${k} ${percent(v)}`).join(', ');
+  const status = card.deployment_status;
+  return [
+    status ? h('p', {}, 'Deployment ', h('span', { class: `chip deploy-${status}` }, status)) : null,
+    h('dl', { class: 'facts' }, facts({
+      target: card.target,
+      deployment: card.deployment_id,
+      'risk guard': card.risk_guard_status,
+      limits: limits || null,
+      trades: card.trades,
+      'P&L': card.pnl == null ? null : signedPercent(card.pnl),
+      breaches: card.breaches,
+      blocker: card.blocker_code,
+      breach: card.breach ? `${card.breach.limit} ${percent(card.breach.value)} > ${percent(card.breach.limit_value)}` : null,
+    })),
+  ];
+}
+
+function rolloutStatus(card) {
+  return [
+    h('p', {}, 'Rollout of ', h('span', { class: 'mono' }, card.deployment_id), ' ',
+      h('span', { class: `chip rollout-${card.rollout_status}` }, card.rollout_status)),
+    card.steps?.length
+      ? h('ol', { class: 'steps' }, card.steps.map((st) => h('li', { class: `step-${st.status}` }, st.name, ' ', h('span', { class: 'chip' }, st.status))))
+      : null,
+  ];
+}
+
+function table(title, columns, rows) {
+  return h('table', {},
+    title ? h('caption', {}, title) : null,
+    h('thead', {}, h('tr', {}, columns.map((c) => h('th', {}, c)))),
+    h('tbody', {}, rows.map((r) => h('tr', {}, r.map((cell) => h('td', {}, cell ?? ''))))));
+}
+
+// facts turns {label: value} into <dt>/<dd> pairs, leaving out empty values.
+function facts(obj) {
+  return Object.entries(obj)
+    .filter(([, v]) => v != null && v !== '')
+    .flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))]);
+}
+
+function percent(fraction) {
+  return `${Math.round(fraction * 1000) / 10}%`;
+}
+
+function signedPercent(fraction) {
+  return `${fraction >= 0 ? '+' : ''}${percent(fraction)}`;
+}

@@ -1,0 +1,263 @@
+// turn.js: one exchange on screen: the user's text and the assistant's turn, live while its
+// events arrive or rebuilt from a stored message. It shows the status line, the <thinking>
+// phases folded under their titles, the <final> Markdown, the serp queries, the validation
+// badge, the GenUI cards, the tool-call timeline and the state patch.
+
+import { h, pretty } from './dom.js';
+import { ReplyAssembler } from './reply.js';
+import { parseReply } from './thinkingml.js';
+import { markdown } from './markdown.js';
+import { renderCard } from './cards.js';
+
+export class TurnView {
+  #reply = new ReplyAssembler();
+  #started = performance.now();
+  #frame = 0;
+  #parts;
+
+  // messageId names the assistant message; userText is what the user sent; ctx is the
+  // cards' context (cards.js) plus onCancel().
+  constructor(messageId, userText, ctx) {
+    this.messageId = messageId;
+    this.ctx = ctx;
+    const p = {
+      status: h('span', { class: 'status-line' }, 'sending…'),
+      steps: h('ol', { class: 'steps-line' }),
+      reconnects: h('span', { class: 'reconnects', title: 'EventSource reconnects (Last-Event-ID resumes the stream)' }, 'reconnects: 0'),
+      cancel: h('button', { type: 'button', class: 'cancel' }, 'Cancel'),
+      thinking: h('div', { class: 'thinking' }),
+      final: h('div', { class: 'final markdown' }),
+      fallback: h('div', { class: 'fallback markdown', hidden: true }),
+      raw: h('pre', { class: 'raw', hidden: true }),
+      serp: h('div', { class: 'serp', hidden: true }),
+      badge: h('div', { class: 'badges' }),
+      cards: h('div', { class: 'cards' }),
+      timeline: h('ol', { class: 'timeline' }),
+      calls: h('div', { class: 'calls' }),
+      tools: null,
+      patch: h('div', { class: 'patch' }),
+      meta: h('footer', { class: 'turn-meta' }),
+    };
+    p.tools = h('details', { class: 'tools', hidden: true }, h('summary', {}, 'Tool calls'), p.timeline, p.calls);
+    p.cancel.addEventListener('click', () => ctx.onCancel?.(this));
+    this.#parts = p;
+    this.el = h('div', { class: 'exchange' },
+      userText != null ? h('div', { class: 'user-msg' }, userText) : null,
+      h('article', { class: 'turn', dataset: { messageId, state: 'streaming', reconnects: '0' } },
+        h('header', { class: 'turn-head' }, p.status, p.reconnects, p.cancel),
+        p.steps, p.thinking, p.final, p.fallback, p.raw, p.serp, p.badge, p.cards, p.tools, p.patch, p.meta));
+    this.article = this.el.querySelector('article');
+  }
+
+  // rebuilt shows a stored message (GET /sessions/{id}/messages) as a finished turn.
+  static rebuilt(message, userText, ctx) {
+    const view = new TurnView(message.id, userText, ctx);
+    view.#parts.reconnects.hidden = true;
+    view.#reply.add({ seq: 1, delta: message.content ?? '' });
+    view.#render();
+    if (message.status === 'completed') view.#finish('completed', message.metadata ?? {}, null);
+    else if (message.status === 'pending' || message.status === 'streaming') view.setStatus('generating… (open since before this page loaded)');
+    else view.#finish(message.status, { ...(message.metadata ?? {}), tool_calls: message.tool_calls ?? [] }, message.error);
+    return view;
+  }
+
+  // Events of the stream, in the order sse-contract.md §3 gives them.
+
+  status(d) {
+    const p = this.#parts;
+    switch (d.state) {
+      case 'queued':
+        this.setStatus(`queued · phase ${d.phase ?? '?'}`);
+        break;
+      case 'working':
+        this.setStatus('working');
+        break;
+      case 'routed':
+        this.setStatus(`routed · ${d.provider ?? '?'} / ${d.resolved_model ?? '?'} · endpoint ${d.endpoint_id ?? '-'}`);
+        break;
+      case 'tool_call': {
+        const name = `${d.tool.server_label}/${d.tool.name}`;
+        this.setStatus(`tool call · ${name} ${d.tool.state}`);
+        p.tools.hidden = false;
+        p.timeline.append(h('li', { class: `tool-${d.tool.state}` }, h('span', { class: 'at' }, this.#since()), ` ${name} `, h('span', { class: 'chip' }, d.tool.state)));
+        break;
+      }
+      case 'retrying':
+        this.#reply.retry(d);
+        this.setStatus(`retrying · attempt ${d.attempt}: ${d.reason ?? ''}`);
+        this.#schedule();
+        break;
+      case 'phase_changed':
+        this.setStatus(`phase changed · ${d.from} → ${d.to}`);
+        break;
+      default:
+        this.setStatus(d.state);
+    }
+    p.steps.append(h('li', { class: `step-${d.state}` }, d.state === 'tool_call' ? `${d.tool.name} ${d.tool.state}` : d.state));
+  }
+
+  delta(d) {
+    if (this.#reply.add(d)) this.#schedule();
+  }
+
+  connection(state, reconnects) {
+    const p = this.#parts;
+    p.reconnects.textContent = `reconnects: ${reconnects}`;
+    this.article.dataset.reconnects = String(reconnects);
+    p.reconnects.classList.toggle('warn', state === 'reconnecting');
+    if (state === 'reconnecting') p.reconnects.textContent += ' · connection lost, reconnecting…';
+  }
+
+  completed(d) {
+    this.#render();
+    this.#finish('completed', d.metadata ?? {}, null, d);
+  }
+
+  // failed takes the error event: its tool calls (tools that ran before the turn ended) and,
+  // when the stream broke after partial text, the fallback reply shown under that text.
+  failed(d) {
+    this.#render();
+    this.#finish(d.code === 'cancelled' ? 'cancelled' : 'error', { tool_calls: d.tool_calls, fallback_reply: d.fallback }, d);
+  }
+
+  setStatus(text) {
+    this.#parts.status.textContent = text;
+  }
+
+  // #finish shows the metadata of a finished turn and freezes it.
+  #finish(state, meta, error, completed) {
+    const p = this.#parts;
+    this.article.dataset.state = state;
+    p.cancel.hidden = true;
+    if (error) this.setStatus(`${state} · ${error.code}: ${error.message}`);
+    else this.setStatus(state);
+    p.badge.replaceChildren(...badges(meta, this.#reply, completed));
+    if (completed) this.article.dataset.replyOk = String(completed.reply_len === this.#reply.length);
+    p.cards.replaceChildren(...(meta.genui ?? []).map((c) => renderCard(c, this.ctx.forCards(meta.genui ?? [], this))));
+    const calls = meta.tool_calls ?? [];
+    if (calls.length) {
+      p.tools.hidden = false;
+      p.tools.querySelector('summary').textContent = `Tool calls (${calls.length})`;
+      p.calls.replaceChildren(...calls.map(toolCall));
+    }
+    p.patch.replaceChildren(...patchParts(meta));
+    p.meta.replaceChildren(...metaParts(meta, completed));
+    const fallback = meta.fallback_reply ? parseReply(meta.fallback_reply).final : null;
+    p.fallback.hidden = fallback == null;
+    if (fallback != null) p.fallback.replaceChildren(markdown(fallback));
+  }
+
+  #since() {
+    return `+${((performance.now() - this.#started) / 1000).toFixed(2)}s`;
+  }
+
+  #schedule() {
+    if (this.#frame) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#render();
+    });
+  }
+
+  #render() {
+    const p = this.#parts;
+    const r = parseReply(this.#reply.text());
+    renderThinking(p.thinking, r);
+    if (r.final != null) p.final.replaceChildren(markdown(r.final));
+    p.raw.hidden = r.raw == null;
+    p.raw.textContent = r.raw ?? '';
+    p.serp.hidden = !r.serpQueries?.length;
+    p.serp.replaceChildren(h('span', { class: 'label' }, 'serp queries'), ...(r.serpQueries ?? []).map((q) => h('span', { class: 'chip query' }, q)));
+  }
+
+  get done() {
+    return this.article.dataset.state !== 'streaming';
+  }
+}
+
+// renderThinking updates the folded phases in place, so a phase the user opened stays open
+// while more text arrives.
+function renderThinking(el, r) {
+  const items = [];
+  if (r.think) items.push({ id: 'think', title: 'scratch draft (<think>)', text: r.think });
+  if (r.serp) items.push({ id: 'serp', title: 'search notes (<serp>)', text: r.serp });
+  for (const ph of r.phases) items.push({ id: ph.id, title: `${ph.id}. ${ph.title || '…'}`, text: ph.text });
+  items.forEach((it, i) => {
+    let d = el.children[i];
+    if (!d) {
+      d = h('details', { class: 'phase' }, h('summary', {}), h('p', {}));
+      el.append(d);
+    }
+    d.querySelector('summary').textContent = it.title;
+    d.querySelector('p').textContent = it.text;
+  });
+  while (el.children.length > items.length) el.lastElementChild.remove();
+}
+
+function badges(meta, reply, completed) {
+  const out = [];
+  const v = meta.validation;
+  if (v === undefined) return out;
+  if (v === null) out.push(h('span', { class: 'badge' }, 'not validated'));
+  else if (v.valid) out.push(h('span', { class: 'badge ok' }, '✓ valid ThinkingML'));
+  else out.push(h('span', { class: 'badge bad' }, '✗ invalid: ', [...new Set((v.errors ?? []).map((e) => e.code))].join(', ')));
+  for (const w of v?.warnings ?? []) out.push(h('span', { class: 'badge warn' }, w.code));
+  if (completed) {
+    const ok = completed.reply_len === reply.length;
+    out.push(h('span', { class: `badge ${ok ? 'ok' : 'bad'}`, title: 'completed.reply_len against the assembled text' },
+      ok ? `reply_len ${completed.reply_len} ✓` : `reply_len ${completed.reply_len} ≠ ${reply.length} assembled`));
+  }
+  if ((meta.attempts ?? 1) > 1) out.push(h('span', { class: 'badge warn' }, `attempts ${meta.attempts}`));
+  if (meta.fallback) out.push(h('span', { class: 'badge warn' }, 'fallback reply'));
+  return out;
+}
+
+function toolCall(c) {
+  return h('details', { class: `call call-${c.status}` },
+    h('summary', {}, `${c.server_label}/${c.name} `, h('span', { class: 'chip' }, c.status), ` ${c.duration_ms} ms`),
+    h('div', { class: 'label' }, 'arguments'), h('pre', {}, pretty(c.arguments)),
+    c.output ? [h('div', { class: 'label' }, 'output'), h('pre', {}, prettyText(c.output))] : null,
+    c.error ? [h('div', { class: 'label' }, 'error'), h('pre', { class: 'error' }, c.error)] : null);
+}
+
+function patchParts(meta) {
+  const out = [];
+  if (meta.phase_change) {
+    out.push(h('p', { class: 'phase-change' }, `Phase ${meta.phase_change.from} → ${meta.phase_change.to}: ${meta.phase_change.reason}`));
+  }
+  if (meta.state_patch != null) {
+    out.push(h('details', { class: 'state-patch' }, h('summary', {}, 'State patch applied'), h('pre', {}, pretty(meta.state_patch))));
+  }
+  if (meta.rejected_patch) {
+    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, 'State patch refused'),
+      h('ul', {}, (meta.rejected_patch.reasons ?? []).map((r) => h('li', {}, r))), h('pre', {}, pretty(meta.rejected_patch.patch))));
+  }
+  if (meta.dropped_genui?.length) {
+    out.push(h('details', { class: 'rejected' }, h('summary', {}, `Dropped (${meta.dropped_genui.length})`),
+      h('ul', {}, meta.dropped_genui.map((r) => h('li', {}, r)))));
+  }
+  if (meta.problems?.length) {
+    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, 'Problems with the reply'),
+      h('ul', {}, meta.problems.map((r) => h('li', {}, r)))));
+  }
+  if (meta.missing_fields?.length) {
+    out.push(h('p', { class: 'missing' }, 'Missing: ', meta.missing_fields.map((f) => h('span', { class: 'chip' }, f))));
+  }
+  return out;
+}
+
+function metaParts(meta, completed) {
+  const bits = [];
+  if (meta.phase) bits.push(`phase ${meta.phase}${meta.stage ? ` / ${meta.stage}` : ''}`);
+  if (completed) bits.push(`${completed.provider ?? '?'} · ${completed.resolved_model ?? '?'}`);
+  if (meta.usage) bits.push(`tokens ${meta.usage.input_tokens} in / ${meta.usage.output_tokens} out`);
+  return bits.map((b) => h('span', {}, b));
+}
+
+function prettyText(s) {
+  try {
+    return pretty(JSON.parse(s));
+  } catch {
+    return s;
+  }
+}

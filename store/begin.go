@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// lockedSession is the session row a turn begins on, with what would stop the turn: the
+// user's earlier message with the same client_request_id, in any session ("user message id,
+// reply id, session id", space-separated) and a running generation.
+type lockedSession struct {
+	Session
+	Duplicate string `db:"duplicate"`
+	Running   string `db:"running"`
+}
+
+// createTurnTx is one attempt of CreateTurn: on PostgreSQL four round trips (BEGIN, the
+// session locked with its conflicts, one statement writing both messages, the first events
+// and the session, COMMIT), five with a new session. A new session is inserted first and
+// found by the lock like any other; a conflict rolls it back with the rest.
+func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: create turn: %w", err)
+	}
+	defer tx.Rollback()
+	if start.NewSession != nil {
+		if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
+			return fmt.Errorf("store: create turn: %w", err)
+		}
+	}
+	sess, err := s.lockForTurn(ctx, tx, user)
+	if err != nil {
+		return err
+	}
+	user.Phase, assistant.Phase = cmpOr(user.Phase, sess.Phase), cmpOr(assistant.Phase, sess.Phase)
+	events, changed, err := firstEvents(&sess.Session, assistant, start)
+	if err != nil {
+		return err
+	}
+	stampEvents(events)
+	if n := len(events); n > 0 {
+		assistant.LastEventID = events[n-1].Seq
+	}
+	var write *Session
+	if changed {
+		write = &sess.Session
+	}
+	if err := s.writeTurn(ctx, tx, user, assistant, start.Lease, events, write); err != nil {
+		return fmt.Errorf("store: create turn: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: create turn: commit: %w", err)
+	}
+	return nil
+}
+
+// lockForTurn reads the session for update, with its conflicts, in one statement, and
+// turns a conflict into its typed error.
+func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*lockedSession, error) {
+	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
+		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
+			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
+			WHERE u.user_id = s.user_id AND u.role = 'user' AND u.client_request_id = ? AND u.client_request_id <> ''
+			ORDER BY a.created_at DESC LIMIT 1), '') AS duplicate,
+		COALESCE((SELECT id FROM messages WHERE session_id = s.id AND ` + runningAssistant + ` LIMIT 1), '') AS running
+		FROM sessions s WHERE s.id = ? AND s.user_id = ?`
+	if s.isPostgres() {
+		q += ` FOR UPDATE OF s`
+	}
+	var row lockedSession
+	err := tx.GetContext(ctx, &row, s.db.Rebind(q), user.ClientRequestID, user.SessionID, user.UserID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("store: create turn: %w", err)
+	case row.Duplicate != "":
+		ids := strings.SplitN(row.Duplicate, " ", 3) // always three: the query joins three ids
+		return nil, &DuplicateRequestError{UserMessageID: ids[0], AssistantMessageID: ids[1], SessionID: ids[2]}
+	case row.Running != "":
+		return nil, &GenerationRunningError{MessageID: row.Running}
+	}
+	row.utc()
+	return &row, nil
+}
+
+// firstEvents runs the caller's Prepare on the locked session and returns the first events
+// and whether the session changed.
+func firstEvents(sess *Session, assistant *Message, start TurnStart) ([]Event, bool, error) {
+	events := start.Events
+	changed := false
+	if start.Prepare != nil {
+		before := string(sess.Metadata)
+		more, err := start.Prepare(sess)
+		if err != nil {
+			return nil, false, err
+		}
+		events, changed = append(append([]Event(nil), events...), more...), string(sess.Metadata) != before
+	}
+	for i := range events {
+		if events[i].MessageID != assistant.ID {
+			return nil, false, errors.New("store: create turn: a first event belongs to another message")
+		}
+	}
+	if changed {
+		sess.UpdatedAt = now()
+	}
+	return events, changed, nil
+}
+
+// writeTurn writes both messages, the first events and, when changed, the session's
+// metadata: on PostgreSQL as one statement.
+func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session) error {
+	if !s.isPostgres() {
+		return s.writeTurnEach(ctx, tx, user, assistant, lease, events, sess)
+	}
+	var b strings.Builder
+	var args []any
+	b.WriteString(`WITH m AS (`)
+	args = s.messagesInsert(&b, args, []*Message{user, assistant}, []Lease{{}, lease})
+	b.WriteString(`)`)
+	if len(events) > 0 {
+		b.WriteString(`, e AS (`)
+		args = eventsInsert(&b, args, events)
+		b.WriteString(`)`)
+	}
+	if sess != nil {
+		b.WriteString(` UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`)
+		args = append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID)
+	} else {
+		b.WriteString(` SELECT 1`)
+	}
+	_, err := tx.ExecContext(ctx, s.db.Rebind(b.String()), args...)
+	return err
+}
+
+// writeTurnEach is writeTurn as separate statements (SQLite: no data-modifying WITH).
+func (s *Store) writeTurnEach(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session) error {
+	if err := s.insertMessage(ctx, tx, user, Lease{}); err != nil {
+		return err
+	}
+	if err := s.insertMessage(ctx, tx, assistant, lease); err != nil {
+		return err
+	}
+	if err := s.insertEvents(ctx, tx, events); err != nil {
+		return err
+	}
+	if sess == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`),
+		emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID)
+	return err
+}
+
+// prefixed qualifies every column of a select list with prefix ("s.").
+func prefixed(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}

@@ -1,0 +1,9 @@
+-- See ../postgres/0007_client_request_per_user.sql.
+UPDATE messages SET client_request_id = ''
+WHERE role = 'user' AND client_request_id <> '' AND EXISTS (
+    SELECT 1 FROM messages o
+    WHERE o.user_id = messages.user_id AND o.role = 'user' AND o.client_request_id = messages.client_request_id
+      AND (o.created_at, o.id) < (messages.created_at, messages.id));
+DROP INDEX messages_client_request_id_idx;
+CREATE UNIQUE INDEX messages_client_request_id_idx ON messages (user_id, client_request_id)
+    WHERE role = 'user' AND client_request_id <> '';

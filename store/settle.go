@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrNotOwner is returned by SettleTurn when the message is no longer running under the
+// given owner: another replica took the turn over (its lease expired) or it already ended.
+// Nothing was written.
+var ErrNotOwner = errors.New("store: the message is not running under this owner")
+
+// Settlement is everything an accepted turn writes besides its events (orchestrator.md §2
+// step 4), written by [Store.SettleTurn] in one transaction. The turn's MCP calls are not
+// here: every turn records them, whatever its outcome, with its terminal event
+// ([TurnRecords]).
+type Settlement struct {
+	// MessageID and Owner fence the write: it happens only while the message is running
+	// and owned by Owner (the lease rules of package orchestration/lease).
+	MessageID string
+	Owner     string
+	// Session is the session after the turn; all its mutable fields are written (see
+	// UpdateSession). Required.
+	Session *Session
+	// Move, when set, is the phase move the turn made: the session's phase changes only if
+	// it is still Move.FromPhase (else ErrPhaseChanged), and the transition row is written.
+	Move *Transition
+	// Strategy, when set, is created or updated as UpsertStrategy describes; the stored
+	// row is written back.
+	Strategy *Strategy
+}
+
+// SettleTurn writes st in one transaction: the fence, the strategy, the session (with its
+// phase move and transition). One round of locks and one commit per turn, instead of one
+// per row kind, and a turn that lost its lease writes none of it. The common turn (only
+// the session's state changes) is one fenced statement.
+func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
+	if st.Strategy == nil && st.Move == nil && st.Session != nil {
+		return s.settleSessionOnly(ctx, st)
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: settle turn: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.fence(ctx, tx, st.MessageID, st.Owner); err != nil {
+		return err
+	}
+	if st.Strategy != nil {
+		stored, err := s.upsertStrategyTx(ctx, tx, st.Strategy)
+		if err != nil {
+			return err
+		}
+		*st.Strategy = *stored
+	}
+	if err := s.settleSession(ctx, tx, st); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: settle turn: commit: %w", err)
+	}
+	return nil
+}
+
+// settleSessionOnly is SettleTurn for a turn that changes the session's state only: the
+// session update carries the fence as a condition (on PostgreSQL with the message row
+// locked, as the transaction's fence would), so it is one statement and one round trip.
+func (s *Store) settleSessionOnly(ctx context.Context, st *Settlement) error {
+	n, err := s.writeSession(ctx, s.db, st.Session, ` AND EXISTS (`+s.fenceQuery()+`)`, st.MessageID, st.Owner)
+	if err != nil || n == 1 {
+		return err
+	}
+	// Nothing written: say why (the rare path, so a second look is fine).
+	var one int
+	err = s.db.GetContext(ctx, &one, s.db.Rebind(`SELECT 1 FROM messages WHERE `+fenced), st.MessageID, st.Owner)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: settle turn %s: %w", st.MessageID, ErrNotOwner)
+	case err != nil:
+		return fmt.Errorf("store: settle turn: %w", err)
+	}
+	return fmt.Errorf("store: settle turn: session %s: %w", st.Session.ID, ErrNotFound)
+}
+
+// fenced is the condition on a message row that a turn's writes need: still running and
+// owned by the writer (arguments: message id, owner).
+const fenced = `id = ? AND owner = ? AND ` + runningAssistant
+
+// fenceQuery selects the fenced message row, locking it on PostgreSQL.
+func (s *Store) fenceQuery() string {
+	q := `SELECT 1 FROM messages WHERE ` + fenced
+	if s.isPostgres() {
+		q += ` FOR UPDATE`
+	}
+	return q
+}
+
+// fence locks the message row and checks it is owner's running message.
+func (s *Store) fence(ctx context.Context, tx *sqlx.Tx, messageID, owner string) error {
+	var one int
+	err := tx.GetContext(ctx, &one, s.db.Rebind(s.fenceQuery()), messageID, owner)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: settle turn %s: %w", messageID, ErrNotOwner)
+	case err != nil:
+		return fmt.Errorf("store: settle turn: %w", err)
+	}
+	return nil
+}
+
+// settleSession writes the session, through the phase compare-and-set when it moved.
+func (s *Store) settleSession(ctx context.Context, tx *sqlx.Tx, st *Settlement) error {
+	sess := st.Session
+	if sess == nil {
+		return nil
+	}
+	if st.Move != nil {
+		if err := prepareMove(sess, st.Move); err != nil {
+			return err
+		}
+		at := now()
+		if st.Move.CreatedAt.IsZero() {
+			st.Move.CreatedAt = at
+		}
+		st.Move.CreatedAt = dbTime(st.Move.CreatedAt)
+		if err := s.setPhase(ctx, tx, sess, st.Move.FromPhase, at); err != nil {
+			return err
+		}
+		sess.UpdatedAt = at
+		if err := s.insertTransition(ctx, tx, st.Move); err != nil {
+			return fmt.Errorf("store: settle turn: record transition: %w", err)
+		}
+		return nil
+	}
+	return s.updateSession(ctx, tx, sess)
+}

@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"context"
+	"database/sql/driver"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lib/pq"
+
+	"github.com/phaseflow/phaseflow/store"
+)
+
+// Counter counts what a store sends PostgreSQL: statements (each one round trip with lib/pq),
+// and transactions begun and committed (each BEGIN and COMMIT one more round trip). Tests
+// keep the cost of a turn in sight with it.
+type Counter struct {
+	statements, begins, commits atomic.Int64
+
+	mu   sync.Mutex
+	seen []string // the statements so far, shortened, for a test to show what it counted
+}
+
+// note counts a statement and keeps its start.
+func (c *Counter) note(q string) {
+	c.statements.Add(1)
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 90 {
+		q = q[:90] + "…"
+	}
+	c.mu.Lock()
+	c.seen = append(c.seen, q)
+	c.mu.Unlock()
+}
+
+// Statements returns the statements counted since the n-th (a Counts.Statements value),
+// shortened, in the order they were sent.
+func (c *Counter) Statements(since int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.seen[min(int(since), len(c.seen)):])
+}
+
+// Counts is a snapshot of a Counter.
+type Counts struct {
+	Statements, Begins, Commits int64
+}
+
+// RoundTrips is every statement, BEGIN and COMMIT.
+func (c Counts) RoundTrips() int64 { return c.Statements + c.Begins + c.Commits }
+
+// Snapshot reads the counter.
+func (c *Counter) Snapshot() Counts {
+	return Counts{Statements: c.statements.Load(), Begins: c.begins.Load(), Commits: c.commits.Load()}
+}
+
+// Sub is what happened between an earlier snapshot and this one.
+func (c Counts) Sub(earlier Counts) Counts {
+	return Counts{Statements: c.Statements - earlier.Statements, Begins: c.Begins - earlier.Begins, Commits: c.Commits - earlier.Commits}
+}
+
+// PostgresCounted is [Postgres] with every statement counted.
+func PostgresCounted(t testing.TB) (*store.Store, *Counter) {
+	t.Helper()
+	dsn := PostgresDSN(t)
+	pc, err := pq.NewConnector(dsn)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	c := &Counter{}
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	s, err := store.OpenPostgresConnector(ctx, connector{pc, c}, dsn)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	return s, c
+}
+
+// connector wraps lib/pq's connector so each connection counts.
+type connector struct {
+	driver.Connector
+	c *Counter
+}
+
+func (k connector) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := k.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: cn, c: k.c}, nil
+}
+
+// conn forwards every optional interface lib/pq's connection has, counting on the way.
+type conn struct {
+	driver.Conn
+	c *Counter
+}
+
+func (cn *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	cn.c.note(q)
+	return cn.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
+}
+
+func (cn *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	cn.c.note(q)
+	return cn.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
+}
+
+func (cn *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	st, err := cn.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{Stmt: st, c: cn.c, q: q}, nil
+}
+
+func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	cn.c.begins.Add(1)
+	tx, err := cn.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &txn{Tx: tx, c: cn.c}, nil
+}
+
+func (cn *conn) Ping(ctx context.Context) error { return cn.Conn.(driver.Pinger).Ping(ctx) }
+
+func (cn *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	return cn.Conn.(driver.NamedValueChecker).CheckNamedValue(nv)
+}
+
+func (cn *conn) ResetSession(ctx context.Context) error {
+	return cn.Conn.(driver.SessionResetter).ResetSession(ctx)
+}
+
+func (cn *conn) IsValid() bool { return cn.Conn.(driver.Validator).IsValid() }
+
+type txn struct {
+	driver.Tx
+	c *Counter
+}
+
+func (t *txn) Commit() error {
+	t.c.commits.Add(1)
+	return t.Tx.Commit()
+}
+
+type stmt struct {
+	driver.Stmt
+	c *Counter
+	q string
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.c.note(s.q)
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.c.note(s.q)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}

@@ -1,0 +1,265 @@
+package tests
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserPlayground drives the playground page in headless Chromium against the real
+// binary and the scripted upstream, through a proxy that can cut the event stream: it signs
+// in with the dev token, walks a session from the first message to completed in each
+// locale, answers a choice_prompt, confirms the strategy from its card, cancels a reply,
+// shows a reply refused twice as failed, survives a cut connection and a retried reply,
+// and expects no console error. Screenshots go to the
+// test's temporary directory (or PHASEFLOW_SCREENSHOT_DIR).
+func TestBrowserPlayground(t *testing.T) {
+	p := newPage(t)
+	s := startServer(t, "PHASEFLOW_JWT_SECRET=") // no secret: development mode, dev token on
+	proxy := newCutProxy(t, s.base)
+
+	p.do(chromedp.Navigate(proxy.srv.URL + "/"))
+	p.shot("signed-out", "")
+	p.click("#dev-token")
+	p.wait("#app")
+	if user := p.text("#user"); user != "dev" {
+		t.Fatalf("signed in as %q, want dev", user)
+	}
+
+	t.Run("client rules", func(t *testing.T) { checkClientRules(t, p.in(t)) })
+	t.Run("en", func(t *testing.T) {
+		walkPage(t, p.in(t), proxy, englishWalk(proxy))
+		p.in(t).overview("overview")
+	})
+	t.Run("zh", func(t *testing.T) { walkPage(t, p.in(t), proxy, chineseWalk()) })
+
+	if n := proxy.cuts.Load(); n != 1 {
+		t.Errorf("the proxy cut %d event streams, want 1", n)
+	}
+	// The cut stream's own network error is expected; nothing else may reach the console.
+	cutLogged := 0
+	errs := p.consoleErrors(func(m chromedp.ConsoleMessage) bool {
+		if m.Source == "network" && strings.Contains(m.URL, "/events") && strings.Contains(m.Text, "ERR_INCOMPLETE_CHUNKED_ENCODING") && cutLogged == 0 {
+			cutLogged++
+			return true
+		}
+		return false
+	})
+	for _, e := range errs {
+		t.Errorf("console: %s", e)
+	}
+}
+
+// checkClientRules runs the page's own modules in the browser on event sequences the
+// server does not send today: the retry rule of sse-contract.md §3 with seq going on across
+// attempts and discard_through_seq, next to the older restart of seq; and the reading of a
+// reply that is still arriving.
+func checkClientRules(t *testing.T, p *page) {
+	got := eval[[]string](p, `(async () => {
+		const { ReplyAssembler } = await import('/playground/reply.js');
+		const { parseReply } = await import('/playground/thinkingml.js');
+		const contract = new ReplyAssembler();
+		contract.add({ seq: 1, delta: 'bad ' });
+		contract.add({ seq: 2, delta: 'reply' });
+		contract.retry({ attempt: 2, discard_through_seq: 2 });
+		contract.add({ seq: 3, delta: 'good ', attempt: 2 });
+		contract.add({ seq: 2, delta: 'late', attempt: 1 });
+		contract.add({ seq: 4, delta: 'reply', attempt: 2 });
+		contract.add({ seq: 4, delta: 'reply', attempt: 2 });
+		const restart = new ReplyAssembler();
+		restart.add({ seq: 1, delta: 'bad ' });
+		restart.add({ seq: 2, delta: 'reply' });
+		restart.retry({ attempt: 2 });
+		restart.add({ seq: 1, delta: 'good ', attempt: 2 });
+		restart.add({ seq: 2, delta: 'reply', attempt: 2 });
+		const partial = parseReply('<thinking>\n<phase id="1"><title>Read &amp; plan</title>\nStep one</phase>\n<phase id="2"><tit');
+		const final = parseReply('<thinking><phase id="1"><title>t</title>x</phase></thinking>\n<final>Hello **you**\n<!-- <serp_queries>\n["q1","q2"]\n</serp_queries> -->\n</final>');
+		return [contract.text(), String(contract.length), restart.text(),
+			partial.phases.map((x) => x.title + '|' + x.text).join(';'), final.final, final.serpQueries.join(',')];
+	})()`)
+	want := []string{"good reply", "10", "good reply", "Read & plan|Step one;|", "Hello **you**", "q1,q2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("client rules:\n got %q\nwant %q", got, want)
+	}
+}
+
+// step is one thing the user does in a walk, and what the page must show after it.
+type step struct {
+	say    string // a message to send
+	choose bool   // instead: press the first option of the newest choice_prompt
+	arm    bool   // cut this turn's event stream once
+	cancel bool   // press the turn's Cancel button once text arrives
+	fails  string // the turn ends with this error code instead of completing
+	cards  []string
+	phase  string // the phase after the step
+	check  func(t *testing.T, p *page, turn string)
+	shot   string // a screenshot after the step, named so
+}
+
+// pageWalk is a session walked through the page from its first message to completed.
+type pageWalk struct {
+	title, locale string
+	steps         []step
+}
+
+func walkPage(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
+	p.do(chromedp.SetValue(chromedp.ID("new-title"), w.title), chromedp.SetValue(chromedp.ID("new-locale"), w.locale))
+	p.click("#new-session button[type=submit]")
+	p.wait(`#session[data-phase="strategy"]`)
+	if got := p.text("#session-title"); got != w.title {
+		t.Fatalf("open session is %q, want %q", got, w.title)
+	}
+	turns := 0
+	for i, st := range w.steps {
+		if st.say == "confirm" {
+			p.click(".card-strategy_card button.confirm")
+		} else {
+			turns++
+			send(p, proxy, st, turns)
+		}
+		turn := fmt.Sprintf(".exchange:nth-child(%d) .turn", turns)
+		for _, c := range st.cards {
+			if p.count(turn+" .card-"+c) == 0 {
+				p.fail("step %d (%q): no %s card in %s", i+1, st.say, c, turn)
+			}
+		}
+		p.wait(fmt.Sprintf(`#phasebar li.current[data-phase=%q]`, st.phase))
+		if st.check != nil {
+			st.check(t, p, turn)
+		}
+		if st.shot != "" {
+			p.shot(w.locale+"-"+st.shot, turn)
+		}
+	}
+	p.wait("#session-done")
+	if n := p.text("#transition-count"); n != "3" {
+		t.Errorf("%d transitions listed, want 3 (strategy → stress_test → deployment → completed)", atoi(n))
+	}
+	p.shot(w.locale+"-completed", "#session")
+}
+
+// send sends a step's message (or presses a choice) and waits for the turn to complete,
+// with a validated reply whose assembled length is completed.reply_len.
+func send(p *page, proxy *cutProxy, st step, n int) {
+	p.t.Helper()
+	if st.arm {
+		proxy.armed.Store(true)
+	}
+	if st.choose {
+		p.click(fmt.Sprintf(".exchange:nth-child(%d) .card-choice_prompt button.choice", n-1))
+	} else {
+		p.do(chromedp.SetValue(chromedp.ID("message"), st.say))
+		p.click("#send")
+	}
+	turn := fmt.Sprintf(".exchange:nth-child(%d) .turn", n)
+	if st.cancel {
+		p.wait(turn + " .thinking details.phase")
+		p.click(turn + " .cancel")
+		p.wait(turn + `[data-state="cancelled"]`)
+		if status := p.text(turn + " .status-line"); !strings.Contains(status, "cancelled") {
+			p.fail("turn %d: status line %q after cancel", n, status)
+		}
+		return
+	}
+	if st.fails != "" {
+		p.wait(turn + `[data-state="error"]`)
+		if status := p.text(turn + " .status-line"); !strings.Contains(status, st.fails) {
+			p.fail("turn %d: status line %q, want the error %s", n, status, st.fails)
+		}
+		return
+	}
+	p.wait(turn + `[data-state="completed"]`)
+	if ok := p.attr(turn, "data-reply-ok"); ok != "true" {
+		p.fail("turn %d: the assembled reply's length differs from reply_len (data-reply-ok=%q): %s", n, ok, p.text(turn+" .badges"))
+	}
+	if p.count(turn+" .badge.ok") == 0 || p.count(turn+" .badge.bad") > 0 {
+		p.fail("turn %d: badges %q, want valid", n, p.text(turn+" .badges"))
+	}
+	if p.count(turn+" .thinking details.phase") == 0 || strings.TrimSpace(p.text(turn+" .final")) == "" || p.count(turn+" .serp .query") == 0 {
+		p.fail("turn %d: want thinking phases, a final answer and serp queries", n)
+	}
+}
+
+// The walks: the scripted upstream answers by phase and stage, so the texts only need to
+// be in the session's language; markers ask it for a fault.
+
+func englishWalk(proxy *cutProxy) pageWalk {
+	return pageWalk{title: "BTC momentum (en)", locale: "en", steps: []step{
+		{say: "Draft a BTC momentum strategy", cards: []string{"strategy_card", "strategy_ref"}, phase: "strategy", shot: "draft"},
+		{say: "Run the backtest [[fault:broken_xml_once]]", cards: []string{"metric_table", "backtest_charts"}, phase: "strategy",
+			check: expectRetried, shot: "backtest"},
+		{say: "Looks good", cards: []string{"choice_prompt"}, phase: "strategy"},
+		{choose: true, cards: []string{"choice_prompt"}, phase: "strategy", check: expectChoiceSent("Confirm and stress test")},
+		{say: "confirm", phase: "stress_test", shot: "confirmed"},
+		{say: "Set up the stress scenarios", cards: []string{"scenario_table"}, phase: "stress_test"},
+		{say: "Run them [[pace_ms:40]]", arm: true, cards: []string{"stress_report"}, phase: "stress_test", check: expectReconnected(proxy), shot: "reconnected"},
+		{say: "A 19% drawdown is acceptable", cards: []string{"stress_report"}, phase: "deployment"},
+		{say: "Prepare the deployment", cards: []string{"deployment_summary"}, phase: "deployment"},
+		{say: "Roll it out", cards: []string{"rollout_status"}, phase: "deployment"},
+		{say: "How is it going?", cards: []string{"deployment_summary"}, phase: "completed"},
+	}}
+}
+
+func chineseWalk() pageWalk {
+	return pageWalk{title: "比特币动量", locale: "zh", steps: []step{
+		{say: "你好 [[pace_ms:60]]", cancel: true, phase: "strategy"},
+		{say: "你好 [[fault:broken_xml]]", fails: "reply_invalid", phase: "strategy"},
+		{say: "帮我起草一个比特币动量策略", cards: []string{"strategy_card", "strategy_ref"}, phase: "strategy"},
+		{say: "请运行回测", cards: []string{"metric_table", "backtest_charts"}, phase: "strategy", shot: "backtest"},
+		{say: "看起来不错", cards: []string{"choice_prompt"}, phase: "strategy"},
+		{choose: true, cards: []string{"choice_prompt"}, phase: "strategy", check: expectChoiceSent("确认并开始压力测试")},
+		{say: "confirm", phase: "stress_test"},
+		{say: "请设置压力测试情景", cards: []string{"scenario_table"}, phase: "stress_test"},
+		{say: "运行这些情景", cards: []string{"stress_report"}, phase: "stress_test"},
+		{say: "19% 的回撤可以接受", cards: []string{"stress_report"}, phase: "deployment"},
+		{say: "准备部署", cards: []string{"deployment_summary"}, phase: "deployment"},
+		{say: "开始上线", cards: []string{"rollout_status"}, phase: "deployment"},
+		{say: "运行得怎么样？", cards: []string{"deployment_summary"}, phase: "completed"},
+	}}
+}
+
+// expectRetried checks a turn whose first reply was refused: the status line went through
+// retrying, and only the second attempt's text is shown (send checked reply_len).
+func expectRetried(t *testing.T, p *page, turn string) {
+	if p.count(turn+" .steps-line .step-retrying") != 1 || !strings.Contains(p.text(turn+" .badges"), "attempts 2") {
+		t.Errorf("retried turn: steps %q, badges %q; want one retrying and attempts 2", p.text(turn+" .steps-line"), p.text(turn+" .badges"))
+	}
+	if p.count(turn+" .card-backtest_charts svg.chart path") == 0 {
+		t.Error("the backtest card has no chart")
+	}
+}
+
+// expectChoiceSent checks that pressing an option sent its label as the user's message.
+func expectChoiceSent(label string) func(*testing.T, *page, string) {
+	return func(t *testing.T, p *page, turn string) {
+		if got := p.text(strings.TrimSuffix(turn, " .turn") + " .user-msg"); got != label {
+			t.Errorf("the choice sent %q, want %q", got, label)
+		}
+	}
+}
+
+// expectReconnected checks the turn whose stream was cut: one reconnect, shown on the
+// turn, which resumed after the last event the browser had (Last-Event-ID > 0).
+func expectReconnected(proxy *cutProxy) func(*testing.T, *page, string) {
+	return func(t *testing.T, p *page, turn string) {
+		if got := p.attr(turn, "data-reconnects"); got != "1" || !strings.Contains(p.text(turn+" .reconnects"), "reconnects: 1") {
+			t.Errorf("data-reconnects = %q, shown %q; want 1", got, p.text(turn+" .reconnects"))
+		}
+		resumed := false
+		for _, id := range proxy.eventsRequests() {
+			resumed = resumed || atoi(id) > 0
+		}
+		if !resumed {
+			t.Errorf("no events request resumed with a Last-Event-ID: %q", proxy.eventsRequests())
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(strings.TrimSpace(s))
+	return n
+}
