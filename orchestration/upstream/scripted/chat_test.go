@@ -74,7 +74,11 @@ func TestChatScenarios(t *testing.T) {
 				if stage == "" {
 					user += " [[scenario:" + want.name + "]]"
 				}
-				tr := askChat(t, c, mcpTools(run, "ctx-"+want.name+"-"+locale), stateInstructions(want.phase, stage, locale, phaseArtifacts()[want.phase]), user)
+				// Each subtest has its own deployment id: the mock tells which scenario an
+				// MCP call belongs to by its tool and arguments, and the two monitor
+				// scenarios, run in parallel, would otherwise make the same call.
+				artifacts := strings.ReplaceAll(phaseArtifacts()[want.phase], "dep-fixture", "dep-fixture-"+want.name+"-"+locale)
+				tr := askChat(t, c, mcpTools(run, "ctx-"+want.name+"-"+locale), stateInstructions(want.phase, stage, locale, artifacts), user)
 				if tr.err != nil || !tr.completed() {
 					t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
 				}
