@@ -517,11 +517,20 @@ func TestCommittedEventsSeedTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := mustOpen(t, l, a.ID, Opening{LastSeq: 1, Committed: []store.Event{queued}})
+	c := l.Follow(a.ID, 0, 1)
+	evs, changed, _ := c.Next(context.Background())
+	if len(evs) != 1 || evs[0].Seq != 1 || evs[0].Name != events.Status {
+		t.Fatalf("follower of a seeded stream got %+v, want the queued event", evs)
+	}
 	if seq, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil || seq != 2 {
 		t.Fatalf("first append after the seed = seq %d, %v; want 2", seq, err)
 	}
-	evs, _, _ := l.Follow(a.ID, 0, 1).Next(context.Background())
-	if len(evs) != 1 || evs[0].Seq != 1 {
-		t.Fatalf("follower of a seeded stream got %+v, want the queued event", evs)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower was not woken by the first append")
+	}
+	if evs, _, _ = c.Next(context.Background()); len(evs) != 1 || evs[0].Seq != 2 {
+		t.Fatalf("after the seed the follower got %+v, want the delta at seq 2", evs)
 	}
 }
