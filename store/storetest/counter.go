@@ -24,9 +24,34 @@ type Counter struct {
 	seen []string // the statements so far, shortened, for a test to show what it counted
 }
 
+// scopeKey carries the *Counts a [Counter.Scope] context also counts into.
+type scopeKey struct{}
+
+// Scope returns a context whose statements, BEGINs and COMMITs are also counted apart, and
+// a function reading that count. Other goroutines' work (a turn's own reads running beside
+// the request that started it) stays out of it, so a test can measure one call exactly.
+func (c *Counter) Scope(ctx context.Context) (context.Context, func() Counts) {
+	sc := &scope{}
+	return context.WithValue(ctx, scopeKey{}, sc), func() Counts {
+		return Counts{Statements: sc.statements.Load(), Begins: sc.begins.Load(), Commits: sc.commits.Load()}
+	}
+}
+
+// scope is the count of one [Counter.Scope].
+type scope struct{ statements, begins, commits atomic.Int64 }
+
+// scopeOf returns the scope ctx counts into, nil for none.
+func scopeOf(ctx context.Context) *scope {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	return sc
+}
+
 // note counts a statement and keeps its start.
-func (c *Counter) note(q string) {
+func (c *Counter) note(ctx context.Context, q string) {
 	c.statements.Add(1)
+	if sc := scopeOf(ctx); sc != nil {
+		sc.statements.Add(1)
+	}
 	q = strings.Join(strings.Fields(q), " ")
 	if len(q) > 90 {
 		q = q[:90] + "…"
@@ -105,12 +130,12 @@ type conn struct {
 }
 
 func (cn *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	cn.c.note(q)
+	cn.c.note(ctx, q)
 	return cn.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
 }
 
 func (cn *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	cn.c.note(q)
+	cn.c.note(ctx, q)
 	return cn.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
 }
 
@@ -124,11 +149,15 @@ func (cn *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, erro
 
 func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	cn.c.begins.Add(1)
+	sc := scopeOf(ctx)
+	if sc != nil {
+		sc.begins.Add(1)
+	}
 	tx, err := cn.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &txn{Tx: tx, c: cn.c}, nil
+	return &txn{Tx: tx, c: cn.c, sc: sc}, nil
 }
 
 func (cn *conn) Ping(ctx context.Context) error { return cn.Conn.(driver.Pinger).Ping(ctx) }
@@ -145,11 +174,15 @@ func (cn *conn) IsValid() bool { return cn.Conn.(driver.Validator).IsValid() }
 
 type txn struct {
 	driver.Tx
-	c *Counter
+	c  *Counter
+	sc *scope // the scope of the context the transaction began with, if any
 }
 
 func (t *txn) Commit() error {
 	t.c.commits.Add(1)
+	if t.sc != nil {
+		t.sc.commits.Add(1)
+	}
 	return t.Tx.Commit()
 }
 
@@ -160,11 +193,11 @@ type stmt struct {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.c.note(s.q)
+	s.c.note(ctx, s.q)
 	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.c.note(s.q)
+	s.c.note(ctx, s.q)
 	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
