@@ -320,7 +320,7 @@ func TestGroupCommit(t *testing.T) {
 
 // A producer whose input is already buffered never blocks, so on one thread the commit loop
 // would run only once it had appended everything: the first delta would reach clients with
-// the last. Nudge hands the thread over, and the first event commits on its own.
+// the last. Nudge holds the producer until the first event is committed, on its own.
 func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
@@ -339,7 +339,7 @@ func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			if i == 1 {
-				w.Nudge()
+				w.Nudge(ctx)
 			}
 		}
 		if err := w.Wait(ctx); err != nil {
@@ -349,6 +349,31 @@ func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 			t.Fatalf("the first commit held %d events, want the nudged first one alone", n)
 		}
 	})
+}
+
+// Nudge waits for a commit only briefly: with the database down, the producer goes on
+// reading its upstream (its appends wait for room as always).
+func TestNudgeDoesNotWaitOutAnOutage(t *testing.T) {
+	st := storetest.SQLite(t)
+	g := newGated(st)
+	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	defer closeLog(t, l)
+	w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+	g.down.Store(true)
+	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); w.Nudge(context.Background()) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Nudge waited for a database that is down")
+	}
+	g.down.Store(false)
+	if err := w.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestOutageKeepsEventsAndResumes(t *testing.T) {

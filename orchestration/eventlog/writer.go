@@ -86,25 +86,43 @@ func (w *Writer) add(ctx context.Context, ev store.Event) (int64, bool, error) {
 	return ev.Seq, wasIdle, nil
 }
 
-// Nudge lets the commit loop run now, so that what was appended is committed without waiting
-// for the producer to block. A producer parsing a reply whose bytes are already buffered does
-// not block on its own, and on a busy or single-thread scheduler the loop would then run only
-// once the whole reply was parsed: the first delta would reach clients with the last
-// (measured at GOMAXPROCS=1: 1.3 ms of the added time to first delta). It yields until the
-// loop has taken the stream's events (a few times at most: the scheduler may pick the
-// producer again first), so it is for the one event a client is waiting on; the rest of a
-// reply batches as before.
-func (w *Writer) Nudge() {
-	for range maxNudgeYields {
-		if !w.s.queued() {
+// Nudge commits what was appended now and holds the producer until it is committed, for
+// at most maxNudgeWait, then yields once. It is for the one event a client is waiting on
+// (an attempt's first delta). A producer parsing a reply whose bytes are already buffered
+// never blocks on its own, and on a busy or single-thread scheduler nothing else would run
+// until the whole reply was parsed: not the commit loop, not the commit's answer from the
+// database (a network wake-up is only picked up when the scheduler runs out of work), and
+// not the client's stream that delivers the event. Measured at GOMAXPROCS=1 with
+// PostgreSQL, the first delta reached clients with the last. Waiting on the commit lets all
+// three run; the bound keeps a slow or unreachable database from stalling the upstream read
+// for longer than a client would notice, and the rest of a reply batches as before.
+func (w *Writer) Nudge(ctx context.Context) {
+	s := w.s
+	s.mu.Lock()
+	target := len(s.events)
+	s.mu.Unlock()
+	timer := time.NewTimer(maxNudgeWait)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		done, changed := s.committed >= target || s.lost, s.changed
+		s.mu.Unlock()
+		if done {
+			runtime.Gosched() // the client's stream, woken by the same commit, writes the event
 			return
 		}
-		runtime.Gosched()
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
-// maxNudgeYields bounds Nudge when the loop is busy elsewhere (a commit in progress).
-const maxNudgeYields = 4
+// maxNudgeWait bounds Nudge: a few commits' time on a loaded database.
+const maxNudgeWait = 5 * time.Millisecond
 
 // Wait blocks until every event appended so far is committed (nil), the message is lost
 // ([ErrLost]) or ctx ends.

@@ -8,12 +8,13 @@ import (
 
 // Appender is a message's event log as a turn writes it (eventlog.Writer): plain events, an
 // event that moves the message's status, and the terminal event with the message's outcome;
-// Nudge asks for what was appended to be committed now rather than with the next batch.
+// Nudge commits what was appended now rather than with the next batch, and lets it reach
+// clients before the producer goes on.
 type Appender interface {
 	Append(ctx context.Context, name string, data any) (int64, error)
 	AppendStatus(ctx context.Context, name string, data any, status string) (int64, error)
 	Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error)
-	Nudge()
+	Nudge(ctx context.Context)
 }
 
 // Emitter writes one turn's events: it stamps every payload with the message and request
@@ -89,9 +90,9 @@ func (e *Emitter) Delta(ctx context.Context, text string) error {
 	_, err := e.w.Append(ctx, ContentDelta, &d)
 	if !e.started {
 		e.started = true
-		// The first text of an attempt is what the client waits on: commit it now, not
-		// together with the rest of a reply the upstream has already sent.
-		e.w.Nudge()
+		// The first text of an attempt is what the client waits on: commit and deliver it
+		// now, not together with the rest of a reply the upstream has already sent.
+		e.w.Nudge(ctx)
 	}
 	return err
 }

@@ -129,7 +129,7 @@ func TestEmitterNumbersDeltasAcrossAttempts(t *testing.T) {
 	}
 }
 
-func (a *appender) Nudge() {}
+func (a *appender) Nudge(context.Context) {}
 
 // fullLog is a log with no room: appends wait for ctx, as eventlog.Writer does while the
 // database is down.
