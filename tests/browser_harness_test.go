@@ -46,15 +46,12 @@ type page struct {
 // in returns the tab for t, a subtest of the test that started the browser.
 func (p *page) in(t *testing.T) *page { return &page{t: t, b: p.b} }
 
-// newPage starts Chromium with a new empty profile and opens a tab. The browser stops when
-// the test ends.
-func newPage(t *testing.T) *page {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		browserUnavailable(t, "%v", err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
+// chromiumOptions start headless Chromium at path with a fresh profile, no network of its
+// own (no updates, sync or QUIC), and its temporary folders under the test's, so nothing
+// outlives the test (Chromium leaves one in $TMPDIR per launch otherwise); extra is added.
+func chromiumOptions(t *testing.T, path string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
+	return append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
 		chromedp.Headless,
 		chromedp.NoFirstRun,
 		chromedp.Flag("no-sandbox", true),
@@ -64,9 +61,18 @@ func newPage(t *testing.T) *page {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
+		chromedp.Env("TMPDIR=" + t.TempDir()),
+	}, extra...)
+}
+
+// newPage starts Chromium with a new empty profile and opens a tab. The browser stops when
+// the test ends.
+func newPage(t *testing.T) *page {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		browserUnavailable(t, "%v", err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, chromiumPath, chromedp.WindowSize(1280, 900))...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{ctx: ctx, shots: screenshotDir(t)}
 	if err := chromedp.Do(ctx); err != nil { // starts the browser and opens the tab

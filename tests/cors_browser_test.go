@@ -103,19 +103,7 @@ func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
 // traffic the page makes, and returns a tab context that is closed with the test.
 func newBrowser(t *testing.T, path string) context.Context {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, path)...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
