@@ -127,6 +127,7 @@ func (c *ChatClient) CloseIdleConnections() { c.http.CloseIdleConnections() }
 // and the usage of all rounds. req.PreviousResponseID is ignored: the wire is stateless.
 func (c *ChatClient) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		yield = storable(yield)
 		err := c.stream(ctx, req, yield)
 		if err == nil || err == errStopped {
 			return

@@ -127,9 +127,11 @@ type wireRequest struct {
 // when ctx ends first: then it is ctx.Err() itself (context.Canceled or
 // context.DeadlineExceeded, not wrapped), yielded once, so a caller can tell its own
 // cancellation from an upstream failure. When the consumer breaks out of the loop nothing
-// more is yielded and the connection is released at once.
+// more is yielded and the connection is released at once. No text in an event holds a NUL
+// character: each is replaced by U+FFFD (see storable).
 func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		yield = storable(yield)
 		err := c.stream(ctx, req, yield)
 		if err == nil {
 			return

@@ -362,3 +362,36 @@ func TestStreamSendsRequest(t *testing.T) {
 		t.Errorf("Authorization = %q without an API key", a)
 	}
 }
+
+// A NUL character the model sends ("\u0000" is valid JSON) reaches the caller as U+FFFD on
+// both wires, in the text and in a tool's output: PostgreSQL cannot store a NUL in text,
+// and a reply holding one would otherwise be lost at its terminal commit.
+func TestStreamsCarryNoNUL(t *testing.T) {
+	resp := newTestClient(t, serveTranscript(t, "nul_in_text.sse"))
+	chat := newTestChat(t, newChatServer(t, "chat_nul_in_text.sse").Server, nil, 0)
+	for _, tc := range []struct {
+		name                 string
+		stream               func(func(Event, error) bool)
+		wantText, wantOutput string
+	}{
+		{"responses", resp.Stream(t.Context(), Request{Model: "m"}), "It is\uFFFD a sample.", "The repository a/b\uFFFD is a sample project."},
+		{"chat completions", chat.Stream(t.Context(), Request{Model: "m"}), "Hi the\uFFFDre", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events, err := collect(t, tc.stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, output string
+			for _, ev := range events {
+				text += ev.Delta
+				if ev.Kind == EventToolCallDone {
+					output = ev.Tool.Output
+				}
+			}
+			if text != tc.wantText || output != tc.wantOutput {
+				t.Errorf("text %q, tool output %q; want %q, %q", text, output, tc.wantText, tc.wantOutput)
+			}
+		})
+	}
+}
