@@ -74,7 +74,7 @@ func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*l
 		q += ` FOR UPDATE OF s`
 	}
 	var row lockedSession
-	err := tx.GetContext(ctx, &row, s.db.Rebind(q), user.ClientRequestID, user.SessionID, user.UserID)
+	err := s.getFixedTx(ctx, tx, &row, q, user.ClientRequestID, user.SessionID, user.UserID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrNotFound

@@ -103,7 +103,7 @@ func (s *Store) LatestMessages(ctx context.Context, sessionID string, n int) ([]
 // selectMessages runs SELECT messageColumns FROM messages <where> on the read pool.
 func (s *Store) selectMessages(ctx context.Context, where string, args ...any) ([]Message, error) {
 	var out []Message
-	if err := s.rdb.SelectContext(ctx, &out, s.rdb.Rebind(`SELECT `+messageColumns+` FROM messages `+where), args...); err != nil {
+	if err := s.selectFixed(ctx, &out, `SELECT `+messageColumns+` FROM messages `+where, args...); err != nil {
 		return nil, err
 	}
 	for i := range out {

@@ -17,7 +17,7 @@ const (
 // be one of the constants above: it is spliced into the SQL text.
 func (s *Store) owned(ctx context.Context, table, id, userID string) error {
 	var n int
-	err := s.rdb.GetContext(ctx, &n, s.rdb.Rebind(`SELECT count(*) FROM `+table+` WHERE id = ? AND user_id = ?`), id, userID)
+	err := s.getFixed(ctx, &n, `SELECT count(*) FROM `+table+` WHERE id = ? AND user_id = ?`, id, userID)
 	if err != nil {
 		return fmt.Errorf("store: check owner of %s %s: %w", table, id, err)
 	}

@@ -143,7 +143,7 @@ func (s *Store) ActivePrompts(ctx context.Context, locale string) (map[string]st
 		Name string `db:"name"`
 		Body string `db:"body"`
 	}
-	err := s.rdb.SelectContext(ctx, &rows, s.rdb.Rebind(`SELECT name, body FROM prompts WHERE locale = ? AND active = ?`), locale, true)
+	err := s.selectFixed(ctx, &rows, `SELECT name, body FROM prompts WHERE locale = ? AND active = ?`, locale, true)
 	if err != nil {
 		return nil, fmt.Errorf("store: active prompts: %w", err)
 	}

@@ -100,9 +100,9 @@ func (s *Store) writeSession(ctx context.Context, e sqlx.ExecerContext, sess *Se
 	sess.Metadata = emptyObject(sess.Metadata)
 	args := append([]any{sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata,
 		sess.PreviousResponseID, sess.UpdatedAt, sess.ID, sess.UserID}, condArgs...)
-	res, err := e.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET title = ?, locale = ?, phase = ?,
+	res, err := s.execFixed(ctx, e, `UPDATE sessions SET title = ?, locale = ?, phase = ?,
 		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
-		WHERE id = ? AND user_id = ?`+cond), args...)
+		WHERE id = ? AND user_id = ?`+cond, args...)
 	if err != nil {
 		return 0, fmt.Errorf("store: update session: %w", err)
 	}

@@ -197,7 +197,7 @@ func (s *Store) LatestStrategy(ctx context.Context, sessionID, userID string) (*
 // getStrategy reads one strategy from the read pool; op names the caller in errors.
 func (s *Store) getStrategy(ctx context.Context, op, where string, args ...any) (*Strategy, error) {
 	var st Strategy
-	err := s.rdb.GetContext(ctx, &st, s.rdb.Rebind(`SELECT `+strategyColumns+` FROM strategies `+where), args...)
+	err := s.getFixed(ctx, &st, `SELECT `+strategyColumns+` FROM strategies `+where, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
