@@ -46,6 +46,9 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 	// CommitTimeout bounds one commit attempt (default 10s).
 	CommitTimeout time.Duration
+	// Linger is how long an event appended with [Writer.AppendLater] may wait for the next
+	// one before it is committed alone (default 5ms).
+	Linger time.Duration
 	// Observe, when set, is called after every commit attempt with the batch size, the
 	// time it took and its error (metrics).
 	Observe func(events int, took time.Duration, err error)
@@ -58,6 +61,7 @@ func (o Options) withDefaults() Options {
 	o.RetryMin = cmpOr(o.RetryMin, 50*time.Millisecond)
 	o.RetryMax = cmpOr(o.RetryMax, 2*time.Second)
 	o.CommitTimeout = cmpOr(o.CommitTimeout, 10*time.Second)
+	o.Linger = cmpOr(o.Linger, 5*time.Millisecond)
 	return o
 }
 
@@ -145,8 +149,8 @@ func (l *Log) forget(s *stream) {
 	}
 }
 
-// markDirty queues s for the committer and wakes it. The producer calls it only when s
-// goes from idle (everything taken) to pending, so s is in the dirty list at most once and
+// markDirty queues s for the committer and wakes it. It is called only by whoever set
+// s.queued (an append, a linger timer, Close), so s is in the dirty list at most once and
 // the appends in between cost no shared lock.
 func (l *Log) markDirty(s *stream) {
 	l.mu.Lock()
@@ -155,6 +159,18 @@ func (l *Log) markDirty(s *stream) {
 	select {
 	case l.kick <- struct{}{}:
 	default: // already kicked
+	}
+}
+
+// lingerOver queues s for the committer when what lingered in it is still waiting.
+func (l *Log) lingerOver(s *stream) {
+	s.mu.Lock()
+	s.lingering = false
+	queue := !s.queued && !s.lost && s.taken < len(s.events)
+	s.queued = s.queued || queue
+	s.mu.Unlock()
+	if queue {
+		l.markDirty(s)
 	}
 }
 
@@ -185,7 +201,14 @@ func (l *Log) Close(ctx context.Context) error {
 		return nil
 	}
 	l.closed = true
+	live := make([]*stream, 0, len(l.live))
+	for _, s := range l.live {
+		live = append(live, s)
+	}
 	l.mu.Unlock()
+	for _, s := range live { // what still lingers is drained with the rest
+		l.lingerOver(s)
+	}
 	close(l.stop)
 	select {
 	case <-l.done:

@@ -559,3 +559,60 @@ func TestCommittedEventsSeedTheStream(t *testing.T) {
 		t.Fatalf("after the seed the follower got %+v, want the delta at seq 2", evs)
 	}
 }
+
+// A status appended with AppendLater costs no commit of its own when an event follows: it
+// is committed with it (the linger here is longer than any test, so nothing else could
+// have committed it); alone, it is committed once the linger is over; and a log that
+// closes commits what still lingers, as it does everything appended.
+func TestLingeringEvents(t *testing.T) {
+	status := events.StatusData{State: events.StateRouted}
+	t.Run("committed with the next event", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{Linger: time.Hour})
+		defer closeLog(t, l)
+		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+		ctx := context.Background()
+		if _, err := w.AppendLater(ctx, events.Status, status, ""); err != nil {
+			t.Fatal(err)
+		}
+		// Time for a commit of the status alone, were it queued (it must not be).
+		time.Sleep(50 * time.Millisecond)
+		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, first := g.commits.Load(), g.first.Load(); n != 1 || first != 2 {
+			t.Fatalf("%d commits, the first with %d events; want the status and the delta in one", n, first)
+		}
+	})
+	t.Run("alone after the linger", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		l := New(st, owner, quiet(), Options{Linger: 20 * time.Millisecond})
+		defer closeLog(t, l)
+		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := w.Wait(ctx); err != nil {
+			t.Fatalf("a lingering event alone was never committed: %v", err)
+		}
+	})
+	t.Run("committed at close", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		l := New(st, owner, quiet(), Options{Linger: time.Hour})
+		id := newMessage(t, st, ownLease())
+		w := mustOpen(t, l, id, Opening{})
+		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
+			t.Fatal(err)
+		}
+		closeLog(t, l)
+		if evs, err := st.ListEvents(context.Background(), id, 0, 0); err != nil || len(evs) != 1 {
+			t.Fatalf("after close the log holds %d events (%v), want the lingering one", len(evs), err)
+		}
+	})
+}

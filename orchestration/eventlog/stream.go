@@ -19,6 +19,8 @@ type stream struct {
 	events    []store.Event // committed prefix, then events still to be committed
 	committed int           // events[:committed] are in the database
 	taken     int           // events[:taken] are committed or in the committer's hands
+	queued    bool          // in the log's dirty list: the committer will take what is pending
+	lingering bool          // a linger timer will queue the stream (see Writer.AppendLater)
 	changed   chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
 	terminal  bool          // a terminal event was appended
 	done      bool          // nothing more will be committed here: terminal committed, or lost
@@ -35,15 +37,6 @@ func newStream(id string, o Opening) *stream {
 		s.onLost = func() {}
 	}
 	return s
-}
-
-// queued reports whether the stream has events the committer has not taken yet: it is
-// then in the log's dirty list (the producer put it there when it went from idle to
-// pending; the committer puts it back when it took only part).
-func (s *stream) queued() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.taken < len(s.events)
 }
 
 // last returns the seq of the newest appended event.
@@ -78,13 +71,16 @@ func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lost {
+		s.queued = false
 		return batch, 0, false
 	}
 	end := min(len(s.events), s.taken+n)
 	batch = append(batch, s.events[s.taken:end]...)
 	k := end - s.taken
 	s.taken = end
-	return batch, k, s.taken < len(s.events)
+	more := s.taken < len(s.events)
+	s.queued = more // the committer puts it back in the list when it took only part
+	return batch, k, more
 }
 
 // publish records the outcome of a commit of the stream's next n events: committed (they

@@ -21,50 +21,68 @@ type Writer struct {
 // the message holds [Options.MaxPending] uncommitted events (the database is down or far
 // behind), until ctx ends.
 func (w *Writer) Append(ctx context.Context, name string, data any) (int64, error) {
-	return w.append(ctx, store.Event{Name: name}, data)
+	return w.append(ctx, store.Event{Name: name}, data, false)
 }
 
-// AppendStatus is [Writer.Append] for an event that moves the message to status (the
-// working event moves it to streaming), in the same commit.
-func (w *Writer) AppendStatus(ctx context.Context, name string, data any, status string) (int64, error) {
-	return w.append(ctx, store.Event{Name: name, Status: status}, data)
+// AppendLater is [Writer.Append] for an event that may wait up to [Options.Linger] for
+// company: it is committed with the next event appended with Append, Finish or Nudge, or
+// alone once the linger is over. Progress events (a status) that the next event usually
+// follows within a millisecond or two then cost no commit of their own, and the first
+// delta does not queue behind their commits; nobody notices a status a few milliseconds
+// late. A non-empty status moves the message to it in the same commit (the working event
+// moves it to streaming).
+func (w *Writer) AppendLater(ctx context.Context, name string, data any, status string) (int64, error) {
+	return w.append(ctx, store.Event{Name: name, Status: status}, data, true)
 }
 
 // Finish appends the terminal event with the message's outcome (result.Status must be
 // terminal; see store.Event.Finish): the message row is finished in the same commit that
 // makes the event visible. It never waits for room, so a turn can always end.
 func (w *Writer) Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error) {
-	return w.append(ctx, store.Event{Name: name, Finish: result}, data)
+	return w.append(ctx, store.Event{Name: name, Finish: result}, data, false)
 }
 
-func (w *Writer) append(ctx context.Context, ev store.Event, data any) (int64, error) {
+func (w *Writer) append(ctx context.Context, ev store.Event, data any, later bool) (int64, error) {
 	payload, err := encode(data)
 	if err != nil {
 		return 0, err
 	}
 	ev.MessageID, ev.Data, ev.CreatedAt = w.s.id, payload, time.Now().UTC()
-	seq, wasIdle, err := w.add(ctx, ev)
+	seq, next, err := w.add(ctx, ev, later)
 	if err != nil {
 		return 0, err
 	}
-	if wasIdle {
+	switch next {
+	case queueNow:
 		w.log.markDirty(w.s)
+	case queueAfterLinger:
+		time.AfterFunc(w.log.opts.Linger, func() { w.log.lingerOver(w.s) })
 	}
 	return seq, nil
 }
 
-// add puts ev into the stream once there is room for it, and reports whether the stream
-// was idle before (the committer had taken everything), which is when it must be queued.
-func (w *Writer) add(ctx context.Context, ev store.Event) (int64, bool, error) {
+// queueing is what an append leaves to do about the committer.
+type queueing int
+
+const (
+	queueDone        queueing = iota // the stream is queued, or a linger timer will queue it
+	queueNow                         // queue the stream: it was not
+	queueAfterLinger                 // start the linger timer that queues the stream
+)
+
+// add puts ev into the stream once there is room for it, and says whether the stream must
+// now be queued for the committer (it was not, and ev should not wait) or a linger timer
+// started (ev may wait, the stream is not queued and no timer runs).
+func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, queueing, error) {
 	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
 		switch {
 		case s.lost:
-			return 0, false, fmt.Errorf("append to %s: %w", s.id, ErrLost)
+			return 0, queueDone, fmt.Errorf("append to %s: %w", s.id, ErrLost)
 		case s.terminal:
-			return 0, false, fmt.Errorf("append to %s: %w", s.id, ErrEnded)
+			return 0, queueDone, fmt.Errorf("append to %s: %w", s.id, ErrEnded)
 		}
 		if isTerminal(ev) || len(s.events)-s.committed < w.log.opts.MaxPending {
 			break
@@ -76,14 +94,23 @@ func (w *Writer) add(ctx context.Context, ev store.Event) (int64, bool, error) {
 			s.mu.Lock()
 		case <-ctx.Done():
 			s.mu.Lock()
-			return 0, false, fmt.Errorf("append to %s: waiting for the database: %w", s.id, ctx.Err())
+			return 0, queueDone, fmt.Errorf("append to %s: waiting for the database: %w", s.id, ctx.Err())
 		}
 	}
-	wasIdle := s.taken == len(s.events)
 	ev.Seq = s.last() + 1
 	s.events = append(s.events, ev)
 	s.terminal = isTerminal(ev)
-	return ev.Seq, wasIdle, nil
+	switch {
+	case s.queued:
+		return ev.Seq, queueDone, nil
+	case later && s.lingering:
+		return ev.Seq, queueDone, nil
+	case later:
+		s.lingering = true
+		return ev.Seq, queueAfterLinger, nil
+	}
+	s.queued = true
+	return ev.Seq, queueNow, nil
 }
 
 // Nudge commits what was appended now and holds the producer until it is committed, for

@@ -6,13 +6,14 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// Appender is a message's event log as a turn writes it (eventlog.Writer): plain events, an
-// event that moves the message's status, and the terminal event with the message's outcome;
-// Nudge commits what was appended now rather than with the next batch, and lets it reach
-// clients before the producer goes on.
+// Appender is a message's event log as a turn writes it (eventlog.Writer): plain events,
+// events that may wait a few milliseconds to be committed with the next one (statuses,
+// one of which moves the message's status), and the terminal event with the message's
+// outcome; Nudge commits what was appended now rather than with the next batch, and lets
+// it reach clients before the producer goes on.
 type Appender interface {
 	Append(ctx context.Context, name string, data any) (int64, error)
-	AppendStatus(ctx context.Context, name string, data any, status string) (int64, error)
+	AppendLater(ctx context.Context, name string, data any, status string) (int64, error)
 	Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error)
 	Nudge(ctx context.Context)
 }
@@ -47,17 +48,19 @@ func NewEmitter(w Appender, base Base, route Route) *Emitter {
 // Route is where the turn was answered: the routed endpoint, or the primary.
 func (e *Emitter) Route() Route { return e.route }
 
-// Status emits a status event.
+// Status emits a status event. A status is progress news: it lingers to be committed with
+// whatever follows (routed with the first delta, phase_changed with completed), alone only
+// when nothing does within a few milliseconds.
 func (e *Emitter) Status(ctx context.Context, d StatusData) error {
 	d.Base = e.base
-	_, err := e.w.Append(ctx, Status, &d)
+	_, err := e.w.AppendLater(ctx, Status, &d, "")
 	return err
 }
 
 // Working emits status working, which moves the message to streaming in the same commit.
 func (e *Emitter) Working(ctx context.Context, phase string) error {
 	d := StatusData{Base: e.base, State: StateWorking, Phase: phase}
-	_, err := e.w.AppendStatus(ctx, Status, &d, store.StatusStreaming)
+	_, err := e.w.AppendLater(ctx, Status, &d, store.StatusStreaming)
 	return err
 }
 

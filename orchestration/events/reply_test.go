@@ -65,7 +65,7 @@ func (a *appender) Append(_ context.Context, name string, data any) (int64, erro
 	return a.add(name, data)
 }
 
-func (a *appender) AppendStatus(_ context.Context, name string, data any, _ string) (int64, error) {
+func (a *appender) AppendLater(_ context.Context, name string, data any, _ string) (int64, error) {
 	return a.add(name, data)
 }
 
