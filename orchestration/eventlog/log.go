@@ -162,10 +162,18 @@ func (l *Log) markDirty(s *stream) {
 	}
 }
 
-// lingerOver queues s for the committer when what lingered in it is still waiting.
+// lingerOver ends s's linger: what still waits in it is queued for the committer.
 func (l *Log) lingerOver(s *stream) {
 	s.mu.Lock()
 	s.lingering = false
+	s.mu.Unlock()
+	l.queue(s)
+}
+
+// queue queues s for the committer when it holds events the committer has not taken and
+// is not queued yet (they linger).
+func (l *Log) queue(s *stream) {
+	s.mu.Lock()
 	queue := !s.queued && !s.lost && s.taken < len(s.events)
 	s.queued = s.queued || queue
 	s.mu.Unlock()

@@ -562,8 +562,8 @@ func TestCommittedEventsSeedTheStream(t *testing.T) {
 
 // A status appended with AppendLater costs no commit of its own when an event follows: it
 // is committed with it (the linger here is longer than any test, so nothing else could
-// have committed it); alone, it is committed once the linger is over; and a log that
-// closes commits what still lingers, as it does everything appended.
+// have committed it), or by a nudge; alone, it is committed once the linger is over; and a
+// log that closes commits what still lingers, as it does everything appended.
 func TestLingeringEvents(t *testing.T) {
 	status := events.StatusData{State: events.StateRouted}
 	t.Run("committed with the next event", func(t *testing.T) {
@@ -586,6 +586,21 @@ func TestLingeringEvents(t *testing.T) {
 		}
 		if n, first := g.commits.Load(), g.first.Load(); n != 1 || first != 2 {
 			t.Fatalf("%d commits, the first with %d events; want the status and the delta in one", n, first)
+		}
+	})
+	t.Run("committed by a nudge", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		l := New(st, owner, quiet(), Options{Linger: time.Hour})
+		defer closeLog(t, l)
+		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
+			t.Fatal(err)
+		}
+		w.Nudge(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := w.Wait(ctx); err != nil {
+			t.Fatalf("a nudge left the lingering event waiting: %v", err)
 		}
 	})
 	t.Run("alone after the linger", func(t *testing.T) {

@@ -56,6 +56,8 @@ func (w *Writer) append(ctx context.Context, ev store.Event, data any, later boo
 	case queueNow:
 		w.log.markDirty(w.s)
 	case queueAfterLinger:
+		// The timer's goroutine only queues the stream (a lock and a non-blocking send) and
+		// is gone; after Close it finds nobody to commit for, and Close drained what lingered.
 		time.AfterFunc(w.log.opts.Linger, func() { w.log.lingerOver(w.s) })
 	}
 	return seq, nil
@@ -125,6 +127,7 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 // for longer than a client would notice, and the rest of a reply batches as before.
 func (w *Writer) Nudge(ctx context.Context) {
 	s := w.s
+	w.log.queue(s) // what lingers before the event goes with it
 	s.mu.Lock()
 	target := len(s.events)
 	s.mu.Unlock()
