@@ -24,7 +24,7 @@ type Counter struct {
 	seen []string // the statements so far, shortened, for a test to show what it counted
 }
 
-// scopeKey carries the *Counts a [Counter.Scope] context also counts into.
+// scopeKey carries the *scope a [Counter.Scope] context also counts into.
 type scopeKey struct{}
 
 // Scope returns a context whose statements, BEGINs and COMMITs are also counted apart, and
