@@ -2,7 +2,6 @@ package scripted
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -82,26 +81,15 @@ func (v chatTurnView) functionFor(c toolCall) string {
 // results back; the round after the last call streams the reply, written with the ids the
 // results carried, and the faults apply to that round.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	requestID := "req_" + newID()
-	w.Header().Set("X-Request-Id", requestID)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
-	if err != nil {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body.")
-		return
-	}
-	s.record(r, body)
+	log := s.requestLog(w)
 	var req incomingChat
-	if err := json.Unmarshal(body, &req); err != nil || !req.Stream {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The scripted upstream only streams valid JSON requests with \"stream\": true.")
+	body, ok := s.readRequest(w, r, &req, &req.Stream)
+	if !ok {
 		return
 	}
 	v := req.view()
-	f := parseFaults(v.userText)
-	f.setFault(pathFault(r))
-	log := s.log.With("request_id", requestID)
-	if status := httpFault(f); status != 0 {
-		log.Info("scripted upstream: HTTP fault", "status", status)
-		writeHTTPFault(w, status)
+	f, ok := s.faultsOf(w, r, v.userText, log)
+	if !ok {
 		return
 	}
 	st, hasState := parseSessionState(v.instructions)

@@ -143,22 +143,8 @@ func (p *plan) runChat(ctx context.Context, cw *chatWriter) error {
 	if err := cw.chunk(chatDelta{Role: "assistant", Content: &empty}, ""); err != nil {
 		return err
 	}
-	pieces := chunks(p.text, p.chunkSize)
-	cut := len(pieces)
-	if p.ending != endComplete {
-		cut = max(1, len(pieces)/3)
-	}
-	for i, piece := range pieces[:cut] {
-		wait := p.pace
-		if i == 0 {
-			wait = p.firstToken
-		}
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-		if err := cw.chunk(chatDelta{Content: &piece}, ""); err != nil {
-			return err
-		}
+	if err := p.sendText(ctx, func(piece string) error { return cw.chunk(chatDelta{Content: &piece}, "") }); err != nil {
+		return err
 	}
 	switch p.ending {
 	case endError:

@@ -206,32 +206,14 @@ func (s *Server) handleRequests(w http.ResponseWriter, _ *http.Request) {
 
 // handleResponses answers one Responses request.
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
-	requestID := "req_" + newID()
-	w.Header().Set("X-Request-Id", requestID)
-	// Reading the whole body first also lets net/http notice a client that goes away
-	// (golang/go#23262), which the stall fault relies on.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
-	if err != nil {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body.")
-		return
-	}
-	s.record(r, body)
+	log := s.requestLog(w)
 	var req incoming
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The request body is not valid JSON.")
-		return
-	}
-	if !req.Stream {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The scripted upstream only streams: send \"stream\": true.")
+	if _, ok := s.readRequest(w, r, &req, &req.Stream); !ok {
 		return
 	}
 	userText := latestUserText(req.Input)
-	f := parseFaults(userText)
-	f.setFault(pathFault(r))
-	log := s.log.With("request_id", requestID)
-	if status := httpFault(f); status != 0 {
-		log.Info("scripted upstream: HTTP fault", "status", status)
-		writeHTTPFault(w, status)
+	f, ok := s.faultsOf(w, r, userText, log)
+	if !ok {
 		return
 	}
 	p := s.newPlan(req, userText, f, nil)
@@ -244,6 +226,48 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if err := p.run(r.Context(), &eventWriter{w: w, rc: rc}); err != nil {
 		log.Info("scripted upstream: stream ended early", "err", err)
 	}
+}
+
+// requestLog gives the request its X-Request-Id and returns the logger that names it.
+func (s *Server) requestLog(w http.ResponseWriter) *slog.Logger {
+	requestID := "req_" + newID()
+	w.Header().Set("X-Request-Id", requestID)
+	return s.log.With("request_id", requestID)
+}
+
+// readRequest reads, records and decodes a request body into v; stream is v's "stream"
+// field, which must be true. It answers 400 itself when it cannot (ok false). Reading the
+// whole body first also lets net/http notice a client that goes away (golang/go#23262),
+// which the stall fault relies on.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, v any, stream *bool) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body.")
+		return nil, false
+	}
+	s.record(r, body)
+	if err := json.Unmarshal(body, v); err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The request body is not valid JSON.")
+		return nil, false
+	}
+	if !*stream {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "The scripted upstream only streams: send \"stream\": true.")
+		return nil, false
+	}
+	return body, true
+}
+
+// faultsOf reads the faults of a request from the user's text and its path, and answers
+// an HTTP fault itself (ok false).
+func (s *Server) faultsOf(w http.ResponseWriter, r *http.Request, userText string, log *slog.Logger) (f faults, ok bool) {
+	f = parseFaults(userText)
+	f.setFault(pathFault(r))
+	if status := httpFault(f); status != 0 {
+		log.Info("scripted upstream: HTTP fault", "status", status)
+		writeHTTPFault(w, status)
+		return f, false
+	}
+	return f, true
 }
 
 // newPlan decides the whole reply of one request; known holds placeholder values earlier

@@ -191,22 +191,11 @@ func (p *plan) run(ctx context.Context, ew *eventWriter) error {
 	if err := msg.open(ew); err != nil {
 		return err
 	}
-	pieces := chunks(p.text, p.chunkSize)
-	cut := len(pieces)
-	if p.ending != endComplete {
-		cut = max(1, len(pieces)/3)
-	}
-	for i, piece := range pieces[:cut] {
-		wait := p.pace
-		if i == 0 {
-			wait = p.firstToken
-		}
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-		if err := ew.send("response.output_text.delta", deltaEvent{ItemID: p.msgID, OutputIndex: msg.index, Delta: piece, Logprobs: []json.RawMessage{}}); err != nil {
-			return err
-		}
+	err = p.sendText(ctx, func(piece string) error {
+		return ew.send("response.output_text.delta", deltaEvent{ItemID: p.msgID, OutputIndex: msg.index, Delta: piece, Logprobs: []json.RawMessage{}})
+	})
+	if err != nil {
+		return err
 	}
 	switch p.ending {
 	case endError:
@@ -221,6 +210,28 @@ func (p *plan) run(ctx context.Context, ew *eventWriter) error {
 		panic(http.ErrAbortHandler)
 	}
 	return p.close(ew, resp, msg, done)
+}
+
+// sendText sends the reply's text through send in pieces at p's pace (the first after
+// firstToken); a reply that will not complete stops after a third of them.
+func (p *plan) sendText(ctx context.Context, send func(piece string) error) error {
+	pieces := chunks(p.text, p.chunkSize)
+	if p.ending != endComplete {
+		pieces = pieces[:min(len(pieces), max(1, len(pieces)/3))]
+	}
+	for i, piece := range pieces {
+		wait := p.pace
+		if i == 0 {
+			wait = p.firstToken
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		if err := send(piece); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // message is the message item of a response and its output_index.
