@@ -24,7 +24,7 @@ import (
 const (
 	maxBeginRoundTrips  = 4 // POST …/messages until the answer: BEGIN, the session locked, the turn's rows and queued, COMMIT
 	maxOtherRoundTrips  = 8 // the whole turn but its event commits: the begin (4), the plan's 3 reads, the fenced settle
-	maxEventLogCommits  = 6 // working, the first delta (committed at once), the rest, the terminal event; one more when a batch splits
+	maxEventLogCommits  = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
 	eventCommitStatment = "WITH v AS ( SELECT * FROM unnest("
 )
 
