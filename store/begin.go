@@ -24,6 +24,13 @@ type lockedSession struct {
 // and the session, COMMIT), five with a new session. A new session is inserted first and
 // found by the lock like any other; a conflict rolls it back with the rest.
 func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	if s.isPostgres() {
+		// Prepared before BEGIN: preparing in the transaction would wait for a second
+		// connection while holding one (see prepared.go).
+		if _, err := s.prepared(ctx, s.lockQuery()); err != nil {
+			return fmt.Errorf("store: create turn: prepare: %w", err)
+		}
+	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: create turn: %w", err)
@@ -60,9 +67,9 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 	return nil
 }
 
-// lockForTurn reads the session for update, with its conflicts, in one statement, and
-// turns a conflict into its typed error.
-func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*lockedSession, error) {
+// lockQuery is lockForTurn's statement: the session with its conflicts, locked for the
+// turn on PostgreSQL.
+func (s *Store) lockQuery() string {
 	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
 		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
 			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
@@ -73,6 +80,13 @@ func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*l
 	if s.isPostgres() {
 		q += ` FOR UPDATE OF s`
 	}
+	return s.db.Rebind(q)
+}
+
+// lockForTurn reads the session for update, with its conflicts, in one statement, and
+// turns a conflict into its typed error.
+func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*lockedSession, error) {
+	q := s.lockQuery()
 	var row lockedSession
 	err := s.getFixedTx(ctx, tx, &row, q, user.ClientRequestID, user.SessionID, user.UserID)
 	switch {

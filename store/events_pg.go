@@ -164,23 +164,3 @@ func finishColumns(f *Message) ([]sql.NullString, error) {
 	}
 	return cols, nil
 }
-
-// prepared returns the statement q prepared on the pool, preparing it on first use (after
-// the migrations have made its tables). database/sql prepares it again on each connection
-// as needed.
-func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st, nil
-	}
-	st, err := s.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	if s.stmts == nil {
-		s.stmts = make(map[string]*sql.Stmt)
-	}
-	s.stmts[q] = st
-	return st, nil
-}

@@ -7,10 +7,50 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// The turn's fixed reads run as prepared statements on PostgreSQL. lib/pq sends a query
-// with arguments as two round trips (parse, then bind and execute) and PostgreSQL parses and
+// The turn's fixed statements run prepared on PostgreSQL. lib/pq sends a query with
+// arguments as two round trips (parse, then bind and execute) and PostgreSQL parses and
 // plans it every time; a statement prepared once per connection is one round trip and is
 // planned once. On SQLite a query is in-process, and they run as they are.
+//
+// A statement is prepared on the pool only by a caller that holds no connection: preparing
+// takes a connection of its own, and a transaction that waited for one while holding
+// another would, with as many such transactions as the pool has connections, wait forever
+// (a cold replica's first burst of turns did exactly that). So transactions use a statement
+// only once it is ready (see ready), and the paths that need one in a transaction prepare it
+// before they begin.
+
+// prepared returns the statement q prepared on the pool, preparing it on first use (after
+// the migrations have made its tables). database/sql prepares it again on each connection
+// as needed. No lock is held while it waits for the database: two first uses may both
+// prepare, and the second closes its copy.
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := s.ready(q); st != nil {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if old, ok := s.stmts[q]; ok {
+		st.Close()
+		return old, nil
+	}
+	if s.stmts == nil {
+		s.stmts = make(map[string]*sql.Stmt)
+	}
+	s.stmts[q] = st
+	return st, nil
+}
+
+// ready returns the statement q if it has been prepared on the pool, else nil. It never
+// waits for the database, so a transaction may call it.
+func (s *Store) ready(q string) *sql.Stmt {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	return s.stmts[q]
+}
 
 // selectFixed is SelectContext on the read pool for q, a fixed text with ? placeholders.
 func (s *Store) selectFixed(ctx context.Context, dest any, q string, args ...any) error {
@@ -36,30 +76,34 @@ func (s *Store) getFixed(ctx context.Context, dest any, q string, args ...any) e
 	return (&sqlx.Stmt{Stmt: st, Mapper: s.db.Mapper}).GetContext(ctx, dest, args...)
 }
 
-// getFixedTx is GetContext in tx for q, a fixed text with ? placeholders.
+// getFixedTx is GetContext in tx for q, a fixed text with ? placeholders: prepared when
+// the statement is ready, as a plain query when it is not.
 func (s *Store) getFixedTx(ctx context.Context, tx *sqlx.Tx, dest any, q string, args ...any) error {
-	if !s.isPostgres() {
-		return tx.GetContext(ctx, dest, tx.Rebind(q), args...)
-	}
-	st, err := s.prepared(ctx, s.db.Rebind(q))
-	if err != nil {
-		return err
+	q = tx.Rebind(q)
+	st := s.ready(q)
+	if st == nil {
+		return tx.GetContext(ctx, dest, q, args...)
 	}
 	return tx.StmtxContext(ctx, &sqlx.Stmt{Stmt: st, Mapper: s.db.Mapper}).GetContext(ctx, dest, args...)
 }
 
 // execFixed is ExecContext on e (the pool or a transaction) for q, a fixed text with ?
-// placeholders.
+// placeholders. On the pool it prepares q on first use; in a transaction it uses q prepared
+// when it is ready and runs it plain when it is not.
 func (s *Store) execFixed(ctx context.Context, e sqlx.ExecerContext, q string, args ...any) (sql.Result, error) {
+	q = s.db.Rebind(q)
 	if !s.isPostgres() {
-		return e.ExecContext(ctx, s.db.Rebind(q), args...)
-	}
-	st, err := s.prepared(ctx, s.db.Rebind(q))
-	if err != nil {
-		return nil, err
+		return e.ExecContext(ctx, q, args...)
 	}
 	if tx, ok := e.(*sqlx.Tx); ok {
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		if st := s.ready(q); st != nil {
+			return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		}
+		return tx.ExecContext(ctx, q, args...)
+	}
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
 }

@@ -682,3 +682,34 @@ func TestCreateTurnConcurrentNewSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestColdBurstOfTurns: a replica's first moments under load. Three times as many turns as
+// the PostgreSQL pool has connections start at once on a store that has prepared nothing
+// yet; every one must begin. A transaction that waited for a second connection (to prepare
+// a statement) while holding its own used to hang them all until their deadline.
+func TestColdBurstOfTurns(t *testing.T) {
+	const turns = 60
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		sessions := make([]*store.Session, turns)
+		for i := range sessions {
+			sessions[i] = newSession(t, s, fmt.Sprint("user", i))
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		errs := make([]error, turns)
+		start := make(chan struct{})
+		for i, sess := range sessions {
+			wg.Go(func() {
+				u, a := turn(sess, fmt.Sprint("m", i), "")
+				<-start
+				errs[i] = s.CreateTurn(ctx, u, a, testStart)
+			})
+		}
+		close(start)
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("a cold burst of %d turns: %v", turns, err)
+		}
+	})
+}
