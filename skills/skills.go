@@ -22,12 +22,32 @@ var ErrUnknown = errors.New("skills: unknown skill")
 // Locales are the locales every skill exists in; the first is the fallback.
 var Locales = []string{"en", "zh"}
 
-// Library reads skill texts. It is a value type over the embedded files so callers can hold
-// one without sharing state.
-type Library struct{ fsys fs.FS }
+// Library reads skill texts. It is a value type over texts read once from the embedded
+// files: a turn asks for several, and reading an embedded file copies it each time, so every
+// generation would otherwise hold its own copies of the same texts. The map is never
+// written after New, so copies of a Library share it safely.
+type Library struct {
+	fsys  fs.FS
+	texts map[string]string // "en/contract" → text
+}
 
 // New returns the library of embedded skills.
-func New() Library { return Library{fsys: files} }
+func New() Library {
+	texts := make(map[string]string)
+	// The embedded tree is fixed at build time and readable: a walk error is a broken build.
+	err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(p) != ".md" {
+			return err
+		}
+		b, err := fs.ReadFile(files, p)
+		texts[strings.TrimSuffix(p, ".md")] = string(b)
+		return err
+	})
+	if err != nil {
+		panic(fmt.Sprintf("skills: reading the embedded texts: %v", err))
+	}
+	return Library{fsys: files, texts: texts}
+}
 
 // Text returns the skill called name (a slash path without extension, such as "contract" or
 // "strategy/stages/draft") in locale, falling back to English for an unknown locale.
@@ -35,11 +55,11 @@ func (l Library) Text(name, locale string) (string, error) {
 	if locale != "zh" {
 		locale = "en"
 	}
-	b, err := fs.ReadFile(l.fsys, path.Join(locale, name+".md"))
-	if err != nil {
+	text, ok := l.texts[locale+"/"+name]
+	if !ok {
 		return "", fmt.Errorf("%w: %s (%s)", ErrUnknown, name, locale)
 	}
-	return string(b), nil
+	return text, nil
 }
 
 // Names lists the skills embedded for locale, as the names [Library.Text] takes, sorted. It

@@ -47,3 +47,14 @@ func TestNames(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkText is one text as a turn reads it (several per turn): no copy of the text.
+func BenchmarkText(b *testing.B) {
+	lib := skills.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := lib.Text("contract", "en"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
