@@ -15,6 +15,7 @@ import (
 // reply id, session id", space-separated) and a running generation.
 type lockedSession struct {
 	Session
+	Seen
 	Duplicate string `db:"duplicate"`
 	Running   string `db:"running"`
 }
@@ -46,7 +47,7 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 		return err
 	}
 	user.Phase, assistant.Phase = cmpOr(user.Phase, sess.Phase), cmpOr(assistant.Phase, sess.Phase)
-	events, changed, err := firstEvents(&sess.Session, assistant, start)
+	events, changed, err := firstEvents(&sess.Session, sess.Seen, assistant, start)
 	if err != nil {
 		return err
 	}
@@ -67,15 +68,18 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 	return nil
 }
 
-// lockQuery is lockForTurn's statement: the session with its conflicts, locked for the
-// turn on PostgreSQL.
+// lockQuery is lockForTurn's statement: the session with its conflicts and what the plan's
+// reads would find (Seen), locked for the turn on PostgreSQL.
 func (s *Store) lockQuery() string {
 	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
 		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
 			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
 			WHERE u.user_id = s.user_id AND u.role = 'user' AND u.client_request_id = ? AND u.client_request_id <> ''
 			ORDER BY a.created_at DESC LIMIT 1), '') AS duplicate,
-		COALESCE((SELECT id FROM messages WHERE session_id = s.id AND ` + runningAssistant + ` LIMIT 1), '') AS running
+		COALESCE((SELECT id FROM messages WHERE session_id = s.id AND ` + runningAssistant + ` LIMIT 1), '') AS running,
+		EXISTS (SELECT 1 FROM messages WHERE session_id = s.id) AS has_history,
+		EXISTS (SELECT 1 FROM strategies WHERE session_id = s.id AND user_id = s.user_id) AS has_strategy,
+		EXISTS (SELECT 1 FROM prompts WHERE locale = s.locale AND active = ?) AS has_prompts
 		FROM sessions s WHERE s.id = ? AND s.user_id = ?`
 	if s.isPostgres() {
 		q += ` FOR UPDATE OF s`
@@ -88,7 +92,7 @@ func (s *Store) lockQuery() string {
 func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*lockedSession, error) {
 	q := s.lockQuery()
 	var row lockedSession
-	err := s.getFixedTx(ctx, tx, &row, q, user.ClientRequestID, user.SessionID, user.UserID)
+	err := s.getFixedTx(ctx, tx, &row, q, user.ClientRequestID, true, user.SessionID, user.UserID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrNotFound
@@ -106,12 +110,12 @@ func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*l
 
 // firstEvents runs the caller's Prepare on the locked session and returns the first events
 // and whether the session changed.
-func firstEvents(sess *Session, assistant *Message, start TurnStart) ([]Event, bool, error) {
+func firstEvents(sess *Session, seen Seen, assistant *Message, start TurnStart) ([]Event, bool, error) {
 	events := start.Events
 	changed := false
 	if start.Prepare != nil {
 		before := string(sess.Metadata)
-		more, err := start.Prepare(sess)
+		more, err := start.Prepare(sess, seen)
 		if err != nil {
 			return nil, false, err
 		}

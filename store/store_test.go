@@ -713,3 +713,48 @@ func TestColdBurstOfTurns(t *testing.T) {
 		}
 	})
 }
+
+// TestTurnSeesWhatThePlanWouldRead: the lock of a turn tells its plan whether the session
+// has history, a strategy and stored prompts for its locale; the plan skips the reads it
+// says are empty, so a wrong "no" would drop the conversation or the strategy from the
+// prompt.
+func TestTurnSeesWhatThePlanWouldRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		seenBy := func(sess *store.Session, text string) store.Seen {
+			t.Helper()
+			var seen store.Seen
+			u, a := turn(sess, text, "")
+			start := testStart
+			start.Prepare = func(_ *store.Session, sn store.Seen) ([]store.Event, error) { seen = sn; return nil, nil }
+			if err := s.CreateTurn(t.Context(), u, a, start); err != nil {
+				t.Fatalf("CreateTurn: %v", err)
+			}
+			finish(t, s, a, "completed")
+			return seen
+		}
+		en, other := newSession(t, s, "alice"), newSession(t, s, "bob")
+		zh := &store.Session{UserID: "alice", Title: "t", Locale: "zh", Phase: "strategy", Status: "active"}
+		if err := s.CreateSession(t.Context(), zh); err != nil {
+			t.Fatal(err)
+		}
+		if got := seenBy(en, "first"); got != (store.Seen{}) {
+			t.Errorf("a new session's first turn saw %+v, want nothing", got)
+		}
+		if got := seenBy(en, "second"); got != (store.Seen{History: true}) {
+			t.Errorf("the second turn saw %+v, want the history only", got)
+		}
+		upsert(t, s, &store.Strategy{UserID: "alice", SessionID: en.ID, Name: "momentum"})
+		if _, err := s.ActivatePrompt(t.Context(), createPrompt(t, s, "contract", "en", "stored contract").ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := seenBy(en, "third"); got != (store.Seen{History: true, Strategy: true, Prompts: true}) {
+			t.Errorf("with a strategy and an active en prompt the turn saw %+v, want all three", got)
+		}
+		if got := seenBy(zh, "first"); got != (store.Seen{}) {
+			t.Errorf("a zh session saw %+v; the stored prompt is en, the strategy another session's", got)
+		}
+		if got := seenBy(other, "first"); got.Strategy || got.History {
+			t.Errorf("bob's session saw %+v of alice's rows", got)
+		}
+	})
+}

@@ -159,8 +159,22 @@ type TurnStart struct {
 	// Prepare, when set, is called inside the transaction with the session row, locked:
 	// it may change the session's metadata (written back in the same transaction), and it
 	// returns the first events of the log, which can then name the session's phase. They
-	// come after Events.
-	Prepare func(sess *Session) ([]Event, error)
+	// come after Events. seen is what the lock saw of the session's other rows.
+	Prepare func(sess *Session, seen Seen) ([]Event, error)
+}
+
+// Seen is what a turn's lock saw besides the session row: whether each of the plan's
+// reads has anything to find. The lock answers these with index lookups in the statement
+// it runs anyway, and the plan skips a read that would come back empty, so the first turn
+// of a session with no stored prompts reads nothing more. They hold as of the turn's start,
+// as the reads' own answers would: a prompt activated after it waits for the next turn.
+type Seen struct {
+	// History: the session has messages from earlier turns.
+	History bool `db:"has_history"`
+	// Strategy: the session has a strategy of its user's.
+	Strategy bool `db:"has_strategy"`
+	// Prompts: an admin has activated a stored prompt for the session's locale.
+	Prompts bool `db:"has_prompts"`
 }
 
 // LeaseState is one generation a replica still owns after [Store.RenewLeases], with

@@ -159,12 +159,16 @@ func (pl *Plan) capOutput(limit, requested int) {
 // read does the plan's database reads (the history, the strategy in play, the locale's
 // stored prompt versions) at the same time: they are independent, and each is a round trip
 // on the path to the upstream request, so the turn waits for the slowest instead of the sum.
+// A read the turn's lock saw nothing for (session.Begun.Seen) is not made.
 func (p *Planner) read(ctx context.Context, pl *Plan, t Turn, texts *turnTexts, hydrate bool) error {
+	seen := t.Begun.Seen
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		pl.History, err = p.history(gctx, t.Begun)
-		return err
-	})
+	if seen.History {
+		g.Go(func() (err error) {
+			pl.History, err = p.history(gctx, t.Begun)
+			return err
+		})
+	}
 	if hydrate {
 		g.Go(func() error {
 			strategy, err := p.hydrate(gctx, t.Begun, pl.Artifacts, t.UserText)
@@ -174,7 +178,11 @@ func (p *Planner) read(ctx context.Context, pl *Plan, t Turn, texts *turnTexts, 
 			return err
 		})
 	}
-	g.Go(func() error { return texts.prefetch(gctx, pl.Locale) })
+	if seen.Prompts {
+		g.Go(func() error { return texts.prefetch(gctx, pl.Locale) })
+	} else {
+		texts.noneStored(pl.Locale)
+	}
 	return g.Wait()
 }
 

@@ -15,7 +15,8 @@ var uuidPattern = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F
 
 // hydrate finds the strategy in play: from the artifacts, the session metadata, a UUID in
 // the user's text, or the session's latest strategy; the first that exists and belongs to
-// the user wins (nil for none). Another user's id is ignored, never used. An unreachable
+// the user wins (nil for none), and nothing is read when there is no candidate and the
+// session has no strategy. Another user's id is ignored, never used. An unreachable
 // database is waited out rather than taken for "no strategy".
 func (p *Planner) hydrate(ctx context.Context, b *session.Begun, arts session.Artifacts, text string) (*store.Strategy, error) {
 	var candidates []string
@@ -26,6 +27,9 @@ func (p *Planner) hydrate(ctx context.Context, b *session.Begun, arts session.Ar
 		candidates = append(candidates, b.Metadata.StrategyID)
 	}
 	candidates = append(candidates, uuidPattern.FindAllString(text, 3)...)
+	if len(candidates) == 0 && !b.Seen.Strategy {
+		return nil, nil
+	}
 	var found *store.Strategy
 	err := store.WhileUnavailable(ctx, func() (err error) {
 		found, err = p.findStrategy(ctx, b, candidates)
@@ -35,7 +39,7 @@ func (p *Planner) hydrate(ctx context.Context, b *session.Begun, arts session.Ar
 }
 
 // findStrategy returns the first candidate that is the user's strategy, else the session's
-// latest strategy, else nil.
+// latest strategy (looked for only when the turn's lock saw the session has one), else nil.
 func (p *Planner) findStrategy(ctx context.Context, b *session.Begun, candidates []string) (*store.Strategy, error) {
 	user := b.Assistant.UserID
 	for _, id := range candidates {
@@ -46,6 +50,9 @@ func (p *Planner) findStrategy(ctx context.Context, b *session.Begun, candidates
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
+	}
+	if !b.Seen.Strategy {
+		return nil, nil
 	}
 	s, err := p.store.LatestStrategy(ctx, b.Session.ID, user)
 	switch {

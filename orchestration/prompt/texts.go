@@ -62,6 +62,14 @@ func (tt *turnTexts) prefetch(ctx context.Context, locale string) error {
 	return err
 }
 
+// noneStored records that locale has no active stored version (the turn's lock saw none),
+// so its texts come from the embedded skills without a read.
+func (tt *turnTexts) noneStored(locale string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.stored[locale] = map[string]string{}
+}
+
 // versions reads the active stored versions of locale, once per turn.
 func (tt *turnTexts) versions(locale string) (map[string]string, error) {
 	return tt.read(tt.ctx, locale)

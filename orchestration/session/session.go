@@ -56,6 +56,9 @@ type Begun struct {
 	Metadata  Metadata
 	// Carryover is the phase's carryover block, taken for this turn ("" for none).
 	Carryover string
+	// Seen is what the turn's lock saw of the session's history, strategies and stored
+	// prompts, so the plan skips the reads that would find nothing.
+	Seen      store.Seen
 	Duplicate bool
 }
 
@@ -100,7 +103,8 @@ func (c *Core) CreateSession(ctx context.Context, userID, title, locale string) 
 // message, and the assistant message claimed by lease with its log started (status queued).
 func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease) (*Begun, error) {
 	b := &Begun{}
-	start := store.TurnStart{Lease: lease, Prepare: func(sess *store.Session) ([]store.Event, error) {
+	start := store.TurnStart{Lease: lease, Prepare: func(sess *store.Session, seen store.Seen) ([]store.Event, error) {
+		b.Seen = seen
 		return c.prepare(b, sess)
 	}}
 	if req.SessionID == "" { // untitled until its first completed turn names it (AutoTitle)
