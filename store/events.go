@@ -97,8 +97,10 @@ type msgBatch struct {
 	finish *Message // the terminal event's outcome, if the batch holds it
 }
 
-// summarise lists the messages of a batch in first-seen order (deterministic statements),
-// with the highest seq of each and the status its last status-changing event sets.
+// summarise lists the messages of a batch in id order, with the highest seq of each and
+// the status its last status-changing event sets. Id order is the order every statement
+// that writes several message rows locks them in (see RenewLeases), so two of them never
+// wait on each other in a cycle.
 func summarise(events []Event) []msgBatch {
 	var out []msgBatch
 	index := make(map[string]int, 1)
@@ -119,6 +121,7 @@ func summarise(events []Event) []msgBatch {
 			m.finish, m.status = e.Finish, e.Finish.Status
 		}
 	}
+	slices.SortFunc(out, func(a, b msgBatch) int { return strings.Compare(a.id, b.id) })
 	return out
 }
 

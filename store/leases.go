@@ -49,20 +49,29 @@ func (s *Store) RenewLeases(ctx context.Context, lease Lease, ids []string) ([]L
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	until, args := s.leaseUntil(lease.TTL)
-	args = append(args, lease.Owner)
-	in := `= ANY(?)`
+	until, untilArgs := s.leaseUntil(lease.TTL)
+	var q string
+	var args []any
 	if s.isPostgres() {
-		args = append(args, pq.Array(ids))
+		// The rows are locked in id order, as the event log's commits lock them (see
+		// summarise): two statements locking the same rows in different orders can
+		// deadlock, and PostgreSQL breaks a deadlock only after deadlock_timeout (1 s).
+		q = `WITH l AS (SELECT id FROM messages WHERE owner = ? AND id = ANY(?) AND ` + runningAssistant + `
+			ORDER BY id FOR UPDATE)
+		UPDATE messages m SET lease_until = ` + until + ` FROM l WHERE m.id = l.id RETURNING m.id, m.cancel_requested`
+		args = append([]any{lease.Owner, pq.Array(ids)}, untilArgs...)
 	} else {
-		in = `IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)`
+		// One writer at a time on SQLite: no order to keep.
+		q = `UPDATE messages SET lease_until = ` + until + `
+			WHERE owner = ? AND id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `) AND ` + runningAssistant + `
+			RETURNING id, cancel_requested`
+		args = append(untilArgs, lease.Owner)
 		for _, id := range ids {
 			args = append(args, id)
 		}
 	}
 	var out []LeaseState
-	err := s.db.SelectContext(ctx, &out, s.db.Rebind(`UPDATE messages SET lease_until = `+until+`
-		WHERE owner = ? AND id `+in+` AND `+runningAssistant+` RETURNING id, cancel_requested`), args...)
+	err := s.db.SelectContext(ctx, &out, s.db.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: renew leases: %w", err)
 	}

@@ -182,7 +182,7 @@ func (k *Keeper) Run(ctx context.Context) {
 			k.renew(ctx)
 			if k.maySweep() {
 				if _, err := k.sweep(ctx, false); err != nil {
-					k.failed()
+					k.failed(err)
 					k.logger.Warn("lease sweep failed", "err", err)
 				}
 			}

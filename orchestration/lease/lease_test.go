@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"github.com/lib/pq"
 	"io"
 	"log/slog"
 	"sync"
@@ -24,6 +25,7 @@ type fakeStore struct {
 	cancelled map[string]bool
 	orphans   []store.Message
 	down      bool
+	refuse    error // returned by every renewal when set: the database refused it
 	renewed   int
 }
 
@@ -32,6 +34,9 @@ func (f *fakeStore) RenewLeases(_ context.Context, _ store.Lease, ids []string) 
 	defer f.mu.Unlock()
 	if f.down {
 		return nil, syscall.ECONNREFUSED
+	}
+	if f.refuse != nil {
+		return nil, f.refuse
 	}
 	f.renewed++
 	var out []store.LeaseState
@@ -188,9 +193,53 @@ func TestSweepWaitsForAWholeHealthyLease(t *testing.T) {
 	if !k.maySweep() {
 		t.Fatal("a replica healthy for a TTL may not sweep")
 	}
-	k.failed()
+	k.failed(&pq.Error{Code: "40P01"}) // a deadlock the database broke: it is up
+	if !k.maySweep() {
+		t.Fatal("a refused statement held back the sweep; the database answered")
+	}
+	k.failed(syscall.ECONNREFUSED)
 	if k.maySweep() {
 		t.Fatal("a replica that just saw the database fail may sweep; owners must get to renew first")
+	}
+}
+
+// TestARefusedRenewalIsNoOutage: PostgreSQL broke a deadlock by failing the renewal. The
+// database is up; the grace clock must not start, or a turn running a grace later would be
+// stopped as if it had been down all along (seen in a loadbench sweep).
+func TestARefusedRenewalIsNoOutage(t *testing.T) {
+	st := &fakeStore{held: map[string]bool{"a": true}, refuse: &pq.Error{Code: "40P01", Message: "deadlock detected"}}
+	k, tr := newKeeper(st, healthy{}, nil)
+	now := time.Now()
+	k.now = func() time.Time { return now }
+	tr.track(k, "a")
+	k.renew(context.Background())
+	now = now.Add(11 * time.Second)
+	k.enforceGrace()
+	if got := tr.cause("a"); got != nil {
+		t.Fatalf("a grace after a refused renewal the turn stopped with %v, want it running", got)
+	}
+}
+
+// TestAnOutageEndsWithItsTurns: the database was down while turns ran, they ended, and it
+// came back. The next turn, started a grace later, must not be stopped for the old outage
+// before any renewal of its own has run.
+func TestAnOutageEndsWithItsTurns(t *testing.T) {
+	st := &fakeStore{held: map[string]bool{"a": true, "b": true}, down: true}
+	k, tr := newKeeper(st, healthy{}, nil)
+	now := time.Now()
+	k.now = func() time.Time { return now }
+	tr.track(k, "a")
+	k.renew(context.Background()) // fails: the outage begins
+	k.Untrack("a")
+	st.mu.Lock()
+	st.down = false
+	st.mu.Unlock()
+	now = now.Add(11 * time.Second)
+	k.renew(context.Background()) // nothing to renew
+	tr.track(k, "b")
+	k.enforceGrace()
+	if got := tr.cause("b"); got != nil {
+		t.Fatalf("a turn started after the outage stopped with %v, want it running", got)
 	}
 }
 

@@ -3,6 +3,8 @@ package lease
 import (
 	"context"
 	"time"
+
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // renewTimeout bounds one renewal, so a hanging database is noticed within a period.
@@ -13,13 +15,19 @@ const renewTimeout = 5 * time.Second
 func (k *Keeper) renew(ctx context.Context) {
 	ids := k.runningIDs()
 	if len(ids) == 0 {
+		// No turn waits on a renewal, so none can be stopped by an outage: forget the one
+		// in progress, else the next turn, started once the database is back, would be
+		// stopped at once for an outage that began before it.
+		k.mu.Lock()
+		k.renewFailing = time.Time{}
+		k.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
 	states, err := k.store.RenewLeases(ctx, k.Lease(), ids)
 	if err != nil {
-		k.failed()
+		k.failed(err)
 		k.logger.Warn("lease renewal failed", "turns", len(ids), "err", err)
 		return
 	}
@@ -50,8 +58,14 @@ func (k *Keeper) runningIDs() []string {
 	return ids
 }
 
-// failed records that the database failed an operation of the keeper.
-func (k *Keeper) failed() {
+// failed records that the database failed an operation of the keeper with err. Only an
+// unreachable database counts: a statement it refused (a deadlock it broke, say) shows it
+// is up, and the next tick tries again, so it neither starts the outage grace nor holds
+// back the sweep.
+func (k *Keeper) failed(err error) {
+	if !store.IsUnavailable(err) {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
