@@ -53,6 +53,8 @@ func FuzzParseDelta(f *testing.F) {
 		`{"type":"response.output_text.delta","delta":null}`,
 		`{"type":"response.output_text.done","delta":"x"}`,
 		`{"type":"response.output_text.delta","delta":"x"`,
+		`{"type":"response.output_text.delta","delta":"x","sequence_number":1.2.3}`, // fastjson reads any run of number bytes
+		`{"type":"response.output_text.delta","delta":"x","logprobs":nan}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)

@@ -211,9 +211,13 @@ func (st *streamState) parseDelta(f frame) (Event, bool) {
 // control character (not allowed inside a string; compact JSON has none between tokens),
 // an escape JSON does not define (fastjson keeps "\\0" as written), and a \uD800-\uDFFF
 // escape (fastjson keeps a lone one as written where encoding/json makes it U+FFFD; a valid
-// pair goes the general way too, for simplicity: servers send UTF-8). Such frames take the
-// general path, which reads them exactly as before.
+// pair goes the general way too, for simplicity: servers send UTF-8), and a token outside
+// strings that breaks JSON's grammar (see oddToken). Such frames take the general path,
+// which reads them exactly as before.
 func lenientAt(data []byte) bool {
+	if oddToken(data) {
+		return true
+	}
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; {
 		case c < 0x20:
