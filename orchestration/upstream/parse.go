@@ -119,6 +119,9 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 	if ev, ok := st.parseDelta(f); ok {
 		return ev, false, nil
 	}
+	if st.ignorable(f) {
+		return Event{}, false, nil
+	}
 	return st.parseAny(f)
 }
 

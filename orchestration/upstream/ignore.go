@@ -1,0 +1,114 @@
+package upstream
+
+import (
+	"bytes"
+
+	"github.com/valyala/fastjson"
+)
+
+// handled are the event types parseAny can turn into an event or an end; every other
+// typed event (response.in_progress, the content parts, output_text.done, MCP progress, …)
+// yields nothing.
+var handled = map[string]bool{
+	"response.created": true, evTextDelta: true, "response.output_item.added": true,
+	"response.output_item.done": true, "response.mcp_call.failed": true, "response.completed": true,
+	"response.failed": true, "response.incomplete": true, "error": true,
+}
+
+// ignorable reports, without encoding/json, a frame parseAny would read without error and
+// turn into no event. A stream sends several such events around its text, and some of them
+// (content_part.done, output_text.done, a message's output_item.done) repeat the whole
+// reply, so decoding them with encoding/json cost as much as all the deltas. Like
+// parseDelta, it answers only where encoding/json would read the frame the same way: a
+// frame fastjson reads leniently, a key encoding/json would match by case folding, or a
+// field of the wrong type for wireEvent goes to parseAny, which also reports it.
+func (st *streamState) ignorable(f frame) bool {
+	v, err := st.fast.ParseBytes(f.data)
+	if err != nil || v.Type() != fastjson.TypeObject || lenientAt(f.data) {
+		return false
+	}
+	typ, item, ok := ignoredFields(v.GetObject())
+	if !ok {
+		return false
+	}
+	if typ == "" {
+		typ = f.name
+	}
+	switch {
+	case typ == "": // an untyped frame may be a chat-style error
+		return false
+	case typ == "response.output_item.added" || typ == "response.output_item.done":
+		return item != nil && item.Type() == fastjson.TypeObject && !isMCPItem(item.GetObject())
+	}
+	return !handled[typ]
+}
+
+// ignoredFields reads the top-level fields of an event parseAny would decode: the type and
+// the item. ok is false when any field wireEvent maps could make encoding/json fail or
+// read otherwise (a case-folded key, the response object, a string field that is not one).
+func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok bool) {
+	ok = true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		switch k := string(key); k {
+		case "type":
+			b, err := v.StringBytes()
+			typ, ok = string(b), ok && (err == nil || v.Type() == fastjson.TypeNull)
+		case "delta", "item_id", "message":
+			ok = ok && stringOrNull(v)
+		case "item":
+			item = v
+			ok = ok && (v.Type() == fastjson.TypeNull || v.Type() == fastjson.TypeObject && itemFieldsRead(v.GetObject()))
+		case "response":
+			ok = false // decoded into a typed struct: left to encoding/json
+		case "error", "code":
+			// raw JSON: any value reads
+		default:
+			ok = ok && !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
+		}
+	})
+	return typ, item, ok
+}
+
+// itemFieldsRead reports whether encoding/json reads an item object into wireItem without
+// error: its string fields are strings or null, and no key differs from one only by case.
+func itemFieldsRead(o *fastjson.Object) bool {
+	ok := true
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		switch string(key) {
+		case "id", "type", "status", "server_label", "name", "arguments":
+			ok = ok && stringOrNull(v)
+		case "output", "error":
+		default:
+			ok = ok && !foldsTo(key, "id", "type", "status", "server_label", "name", "arguments", "output", "error")
+		}
+	})
+	return ok
+}
+
+// isMCPItem reports whether an item's type (the last "type" key, as encoding/json reads it)
+// is mcp_call.
+func isMCPItem(o *fastjson.Object) bool {
+	mcp := false
+	o.Visit(func(key []byte, v *fastjson.Value) {
+		if string(key) == "type" {
+			b, _ := v.StringBytes()
+			mcp = string(b) == "mcp_call"
+		}
+	})
+	return mcp
+}
+
+func stringOrNull(v *fastjson.Value) bool {
+	return v.Type() == fastjson.TypeString || v.Type() == fastjson.TypeNull
+}
+
+// foldsTo reports whether key equals one of names ignoring case: encoding/json would read
+// it into that field.
+func foldsTo(key []byte, names ...string) bool {
+	for _, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
