@@ -12,7 +12,8 @@ import (
 
 // lockedSession is the session row a turn begins on, with what would stop the turn: the
 // user's earlier message with the same client_request_id, in any session ("user message id,
-// reply id, session id", space-separated) and a running generation.
+// reply id, session id", space-separated) and a running generation; and with what the
+// turn's plan would find (Seen).
 type lockedSession struct {
 	Session
 	Seen
