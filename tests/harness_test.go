@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 
 // proc is a running phaseflow process.
 type proc struct {
+	name   string // the subcommand, for messages
 	cmd    *exec.Cmd
 	lines  chan string // stdout lines
 	stderr *syncWriter
@@ -55,13 +56,21 @@ type proc struct {
 // with ready (the rest of that line is returned).
 func start(t *testing.T, ready string, env []string, args ...string) (*proc, string) {
 	t.Helper()
+	p := launch(t, env, args...)
+	return p, p.waitFor(t, ready, 20*time.Second)
+}
+
+// launch starts the binary with args and env added to the test's environment, reading its
+// stdout lines into p.lines, and stops it when the test ends. It does not wait for anything.
+func launch(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &syncWriter{}, done: make(chan struct{})}
+	p := &proc{name: args[0], cmd: cmd, lines: make(chan string, 64), stderr: &syncWriter{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,18 +87,25 @@ func start(t *testing.T, ready string, env []string, args ...string) (*proc, str
 	}()
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.stop(t) })
-	timeout := time.After(20 * time.Second)
+	return p
+}
+
+// waitFor reads p's stdout until a line starts with ready and returns the rest of it,
+// failing the test when p exits first or d passes.
+func (p *proc) waitFor(t *testing.T, ready string, d time.Duration) string {
+	t.Helper()
+	timeout := time.After(d)
 	for {
 		select {
 		case line, ok := <-p.lines:
 			if !ok {
-				t.Fatalf("%s exited before it was ready; stderr:\n%s", args[0], p.stderr.String())
+				t.Fatalf("%s exited before it was ready; stderr:\n%s", p.name, p.stderr.String())
 			}
 			if rest, found := strings.CutPrefix(line, ready); found {
-				return p, strings.TrimSpace(rest)
+				return strings.TrimSpace(rest)
 			}
 		case <-timeout:
-			t.Fatalf("%s not ready after 20s; stderr:\n%s", args[0], p.stderr.String())
+			t.Fatalf("%s not ready after %s; stderr:\n%s", p.name, d, p.stderr.String())
 		}
 	}
 }

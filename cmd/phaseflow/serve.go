@@ -219,7 +219,28 @@ func newAuthority(ctx context.Context, cfg config.Config, logger *slog.Logger, m
 	return auth.NewWithOptions(opts), nil
 }
 
+// openStore opens and migrates the database. One that cannot be reached yet (restarting,
+// or starting beside this replica) is waited for up to the outage grace, with a line per
+// attempt, before the replica gives up: a rolling deploy that meets a database restart
+// should not crash-loop.
 func openStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*store.Store, error) {
+	wait, cancel := context.WithTimeout(ctx, cfg.OutageGrace)
+	defer cancel()
+	began := time.Now()
+	var st *store.Store
+	err := store.WhileUnavailable(wait, func() (err error) {
+		st, err = openMigrated(ctx, cfg, logger)
+		if store.IsUnavailable(err) {
+			logger.Warn("database unreachable at start; waiting for it", "waited", time.Since(began).Round(time.Millisecond),
+				"grace", cfg.OutageGrace, "err", err)
+		}
+		return err
+	})
+	return st, err
+}
+
+// openMigrated is one attempt of openStore.
+func openMigrated(ctx context.Context, cfg config.Config, logger *slog.Logger) (*store.Store, error) {
 	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, err
