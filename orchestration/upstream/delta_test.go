@@ -11,11 +11,16 @@ import (
 func deltaStream(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"model\":\"m\",\"status\":\"in_progress\"}}\n\n")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":%d,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"<thinking>\\n<phase id=\\\"%02d\\\"\",\"logprobs\":[],\"obfuscation\":\"x9Q2kLm0aBcD\"}\n\n", i, i%100)
-	}
+	writeDeltas(&b, 1, n)
 	fmt.Fprintf(&b, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":%d,\"response\":{\"id\":\"resp_1\",\"model\":\"m\",\"status\":\"completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2,\"total_tokens\":3}}}\n\n", n+1)
 	return b.Bytes()
+}
+
+// writeDeltas writes n text deltas of 24 characters, the first with sequence number from.
+func writeDeltas(b *bytes.Buffer, from, n int) {
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(b, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":%d,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"<thinking>\\n<phase id=\\\"%02d\\\"\",\"logprobs\":[],\"obfuscation\":\"x9Q2kLm0aBcD\"}\n\n", i, i%100)
+	}
 }
 
 // BenchmarkReadEventsPerDelta is the upstream side of the hot path: framing and decoding one
