@@ -70,7 +70,11 @@ func FuzzParseDelta(f *testing.F) {
 			fr.name = evTextDelta
 		}
 		st := &streamState{}
-		fast, ok := st.parseDelta(fr)
+		o := st.strict(fr)
+		if o == nil {
+			return
+		}
+		fast, ok := deltaOf(o, fr.name)
 		if !ok {
 			return
 		}

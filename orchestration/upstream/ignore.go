@@ -15,24 +15,21 @@ var handled = map[string]bool{
 	"response.failed": true, "response.incomplete": true, "error": true,
 }
 
-// ignorable reports, without encoding/json, a frame parseAny would read without error and
-// turn into no event. A stream sends several such events around its text, and some of them
-// (content_part.done, output_text.done, a message's output_item.done) repeat the whole
-// reply, so decoding them with encoding/json cost as much as all the deltas. Like
-// parseDelta, it answers only where encoding/json would read the frame the same way: a
-// frame fastjson reads leniently, a key encoding/json would match by case folding, or a
-// field of the wrong type for wireEvent goes to parseAny, which also reports it.
-func (st *streamState) ignorable(f frame) bool {
-	v, err := st.fast.ParseBytes(f.data)
-	if err != nil || v.Type() != fastjson.TypeObject || lenientAt(f.data) {
-		return false
-	}
-	typ, item, ok := ignoredFields(v.GetObject())
+// ignorable reports, without encoding/json, whether o, the frame strict parsed, is one
+// parseAny would read without error and turn into no event. A stream sends several such
+// events around its text, and some of them (content_part.done, output_text.done, a
+// message's output_item.done) repeat the whole reply, so decoding them with encoding/json
+// cost as much as all the deltas. Like deltaOf, it answers only where encoding/json would
+// read the frame the same way: a key encoding/json would match by case folding or a field
+// of the wrong type for wireEvent goes to parseAny, which also reports it. name is the
+// frame's SSE event name.
+func ignorable(o *fastjson.Object, name string) bool {
+	typ, item, ok := ignoredFields(o)
 	if !ok {
 		return false
 	}
 	if typ == "" {
-		typ = f.name
+		typ = name
 	}
 	switch {
 	case typ == "": // an untyped frame may be a chat-style error

@@ -73,8 +73,9 @@ const (
 // streamState is what the parser remembers across events of one response.
 type streamState struct {
 	requestID string
-	// fast parses text deltas, most of a stream's frames, reusing its memory from frame to
-	// frame (see parseDelta).
+	// fast parses each frame for the paths that need no encoding/json (text deltas, most
+	// of a stream's frames, and events that yield nothing), reusing its memory from frame
+	// to frame (see strict).
 	fast fastjson.Parser
 	// failed holds the ids of MCP calls that got mcp_call.failed; the failure detail only
 	// comes with the item's output_item.done, which follows.
@@ -116,13 +117,27 @@ func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) er
 // parse turns one frame into at most one Event. terminal reports the end of the response;
 // a non-nil error is a terminal failure.
 func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
-	if ev, ok := st.parseDelta(f); ok {
-		return ev, false, nil
-	}
-	if st.ignorable(f) {
-		return Event{}, false, nil
+	if o := st.strict(f); o != nil {
+		if ev, ok := deltaOf(o, f.name); ok {
+			return ev, false, nil
+		}
+		if ignorable(o, f.name) {
+			return Event{}, false, nil
+		}
 	}
 	return st.parseAny(f)
+}
+
+// strict parses f once with fastjson, whose memory st keeps between frames, for the paths
+// that need no encoding/json (deltaOf, ignorable). It returns nil, leaving the frame to
+// parseAny, when the frame is not an object or fastjson would read it otherwise than
+// encoding/json does (lenientAt): those paths must answer exactly as encoding/json would.
+func (st *streamState) strict(f frame) *fastjson.Object {
+	v, err := st.fast.ParseBytes(f.data)
+	if err != nil || v.Type() != fastjson.TypeObject || lenientAt(f.data) {
+		return nil
+	}
+	return v.GetObject()
 }
 
 // parseAny is parse for any event, with encoding/json.
@@ -175,22 +190,14 @@ func (st *streamState) parseAny(f frame) (ev Event, terminal bool, err error) {
 	return ev, false, nil
 }
 
-// parseDelta reads a well-formed text delta without encoding/json, whose reflection and
-// allocations were a tenth of a turn's CPU: fastjson validates the whole frame and keeps
-// its memory between frames, so a delta costs one allocation, its text. Anything else (other
-// events, a delta that is not a plain string, invalid UTF-8 that encoding/json would
-// replace) reports false and takes the general path, which also reports malformed frames.
-func (st *streamState) parseDelta(f frame) (Event, bool) {
-	if f.name != evTextDelta && f.name != "" {
-		return Event{}, false
-	}
-	v, err := st.fast.ParseBytes(f.data)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return Event{}, false
-	}
+// deltaOf reads a text delta from o, the frame strict parsed, without encoding/json, whose
+// reflection and allocations were a tenth of a turn's CPU: a delta costs one allocation, its
+// text. Anything else (other events, a delta that is not a plain string, invalid UTF-8 that
+// encoding/json would replace) reports false.
+func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 	var typ, delta *fastjson.Value
 	folded := false
-	v.GetObject().Visit(func(key []byte, v *fastjson.Value) { // the last of repeated keys wins, as in encoding/json
+	o.Visit(func(key []byte, v *fastjson.Value) { // the last of repeated keys wins, as in encoding/json
 		switch {
 		case string(key) == "type":
 			typ = v
@@ -200,11 +207,11 @@ func (st *streamState) parseDelta(f frame) (Event, bool) {
 			folded = true // encoding/json matches keys without regard to case
 		}
 	})
-	if folded || !isString(typ, evTextDelta, f.name) || delta == nil || delta.Type() != fastjson.TypeString {
+	if folded || !isString(typ, evTextDelta, name) || delta == nil || delta.Type() != fastjson.TypeString {
 		return Event{}, false
 	}
 	text, _ := delta.StringBytes()
-	if !utf8.Valid(text) || lenientAt(f.data) {
+	if !utf8.Valid(text) {
 		return Event{}, false
 	}
 	return Event{Kind: EventTextDelta, Delta: string(text)}, true
