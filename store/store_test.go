@@ -367,6 +367,42 @@ func checkTurnErr(t *testing.T, i int, err error, want string, users, assistants
 	}
 }
 
+// atOnce runs start(i) for i in 0..n-1 on n goroutines released together, and returns
+// what each returned: writers racing for the same rows.
+func atOnce(n int, start func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-gate
+			errs[i] = start(i)
+		})
+	}
+	close(gate)
+	wg.Wait()
+	return errs
+}
+
+// onlyWinner returns the index of the one nil error in errs, failing the test when there is
+// none or more than one.
+func onlyWinner(t *testing.T, errs []error) int {
+	t.Helper()
+	winner := -1
+	for i, err := range errs {
+		if err == nil {
+			if winner >= 0 {
+				t.Fatalf("writers %d and %d both started a turn", winner, i)
+			}
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no writer succeeded: %v", errs)
+	}
+	return winner
+}
+
 func TestCreateTurnConcurrent(t *testing.T) {
 	const writers = 8
 	cases := []struct {
@@ -381,33 +417,15 @@ func TestCreateTurnConcurrent(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				sess := newSession(t, s, "alice")
-				var wg sync.WaitGroup
-				errs := make([]error, writers)
 				pairs := make([][2]*store.Message, writers)
-				start := make(chan struct{})
-				for i := range writers {
-					wg.Go(func() {
-						u, a := turn(sess, fmt.Sprint("m", i), tc.clientRequest(i))
-						pairs[i] = [2]*store.Message{u, a}
-						<-start
-						errs[i] = s.CreateTurn(t.Context(), u, a, testStart)
-					})
+				for i := range pairs {
+					u, a := turn(sess, fmt.Sprint("m", i), tc.clientRequest(i))
+					pairs[i] = [2]*store.Message{u, a}
 				}
-				close(start)
-				wg.Wait()
-
-				winner := -1
-				for i, err := range errs {
-					if err == nil {
-						if winner >= 0 {
-							t.Fatalf("writers %d and %d both succeeded", winner, i)
-						}
-						winner = i
-					}
-				}
-				if winner < 0 {
-					t.Fatalf("no writer succeeded: %v", errs)
-				}
+				errs := atOnce(writers, func(i int) error {
+					return s.CreateTurn(t.Context(), pairs[i][0], pairs[i][1], testStart)
+				})
+				winner := onlyWinner(t, errs)
 				for i, err := range errs {
 					if i == winner {
 						continue
@@ -639,35 +657,19 @@ func TestConcurrentWriters(t *testing.T) {
 func TestCreateTurnConcurrentNewSessions(t *testing.T) {
 	const writers = 6
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
 		pairs := make([][2]*store.Message, writers)
-		start := make(chan struct{})
-		for i := range writers {
-			wg.Go(func() {
-				fresh := &store.Session{ID: fmt.Sprint("mobile-", i), UserID: "dora", Locale: "en", Phase: "strategy", Status: "active"}
-				u, a := turn(fresh, "hello", "retry-me")
-				pairs[i] = [2]*store.Message{u, a}
-				ts := testStart
-				ts.NewSession = fresh
-				<-start
-				errs[i] = s.CreateTurn(t.Context(), u, a, ts)
-			})
+		starts := make([]store.TurnStart, writers)
+		for i := range pairs {
+			fresh := &store.Session{ID: fmt.Sprint("mobile-", i), UserID: "dora", Locale: "en", Phase: "strategy", Status: "active"}
+			u, a := turn(fresh, "hello", "retry-me")
+			pairs[i] = [2]*store.Message{u, a}
+			starts[i] = testStart
+			starts[i].NewSession = fresh
 		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			if err == nil {
-				if winner >= 0 {
-					t.Fatalf("writers %d and %d both started a turn", winner, i)
-				}
-				winner = i
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("no writer succeeded: %v", errs)
-		}
+		errs := atOnce(writers, func(i int) error {
+			return s.CreateTurn(t.Context(), pairs[i][0], pairs[i][1], starts[i])
+		})
+		winner := onlyWinner(t, errs)
 		for i, err := range errs {
 			if i == winner {
 				continue
@@ -696,18 +698,10 @@ func TestColdBurstOfTurns(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		var wg sync.WaitGroup
-		errs := make([]error, turns)
-		start := make(chan struct{})
-		for i, sess := range sessions {
-			wg.Go(func() {
-				u, a := turn(sess, fmt.Sprint("m", i), "")
-				<-start
-				errs[i] = s.CreateTurn(ctx, u, a, testStart)
-			})
-		}
-		close(start)
-		wg.Wait()
+		errs := atOnce(turns, func(i int) error {
+			u, a := turn(sessions[i], fmt.Sprint("m", i), "")
+			return s.CreateTurn(ctx, u, a, testStart)
+		})
 		if err := errors.Join(errs...); err != nil {
 			t.Fatalf("a cold burst of %d turns: %v", turns, err)
 		}
