@@ -6,9 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -56,28 +53,6 @@ func TestOpenAPIGenUIMatchesSchema(t *testing.T) {
 		if strings.Count(string(doc), ref) != 2 {
 			t.Errorf("Message.genui and CompletedMetadata.genui should both be arrays of GenUICard (%q)", ref)
 		}
-	}
-}
-
-// TestGenUISchemaServed checks GET /api/v1/genui/schema.json: no token, the JSON Schema
-// content type, the embedded document byte for byte.
-func TestGenUISchemaServed(t *testing.T) {
-	srv := httptest.NewServer(newDocServer(t).Handler())
-	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/api/v1/genui/schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/schema+json" {
-		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	if !bytes.Equal(body, genui.Schema()) {
-		t.Error("served schema differs from genui/schema.json")
 	}
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/genui"
 )
 
 // httpMethods are the operation keys of an OpenAPI path item.
@@ -185,31 +187,42 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	}
 }
 
-// TestOpenAPIServed checks GET /api/v1/openapi.yaml: no token needed, YAML content type,
-// the embedded document byte for byte.
-func TestOpenAPIServed(t *testing.T) {
+// TestDocumentsServed checks the two documents served without a token: each with its
+// content type, byte for byte the embedded file.
+func TestDocumentsServed(t *testing.T) {
+	openapi, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path, contentType string
+		want                    []byte
+	}{
+		{"OpenAPI", "/api/v1/openapi.yaml", "application/yaml", openapi},
+		{"GenUI schema", "/api/v1/genui/schema.json", "application/schema+json", genui.Schema()},
+	}
 	srv := httptest.NewServer(newDocServer(t).Handler())
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/api/v1/openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status = %d, body %s", resp.StatusCode, body)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/yaml" {
-		t.Errorf("Content-Type = %q, want application/yaml", ct)
-	}
-	want, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(body) != string(want) {
-		t.Error("served document differs from openapi.yaml")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Get(srv.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d, body %s", resp.StatusCode, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != tc.contentType {
+				t.Errorf("Content-Type = %q, want %s", ct, tc.contentType)
+			}
+			if !bytes.Equal(body, tc.want) {
+				t.Errorf("served %s differs from the embedded file", tc.path)
+			}
+		})
 	}
 }
