@@ -79,15 +79,7 @@ func TestChatScenarios(t *testing.T) {
 				// scenarios, run in parallel, would otherwise make the same call.
 				artifacts := strings.ReplaceAll(phaseArtifacts()[want.phase], "dep-fixture", "dep-fixture-"+want.name+"-"+locale)
 				tr := askChat(t, c, mcpTools(run, "ctx-"+want.name+"-"+locale), stateInstructions(want.phase, stage, locale, artifacts), user)
-				if tr.err != nil || !tr.completed() {
-					t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
-				}
-				reply, blocks := filterReply(tr.chunks)
-				checkReply(t, reply, locale)
-				checkBlocks(t, want, locale, blocks)
-				if got := toolCalls(t, tr.events); !slices.Equal(got, want.calls) {
-					t.Errorf("tool calls = %q, want %q", got, want.calls)
-				}
+				checkScenarioTurn(t, tr, want, locale)
 				checkIDsAgree(t, tr)
 				if want.name == "deploy_monitor_blocked" && !strings.Contains(lastOutput(tr), `"status":"tripped"`) {
 					t.Errorf("check_risk_guard answered %s, want the blocked scenario's tripped guard", lastOutput(tr))

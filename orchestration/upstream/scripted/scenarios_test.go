@@ -94,20 +94,27 @@ func TestScenarios(t *testing.T) {
 					user += " [[scenario:" + want.name + "]]"
 				}
 				tr := ask(t.Context(), c, stateInstructions(want.phase, stage, locale, phaseArtifacts()[want.phase]), user)
-				if tr.err != nil || !tr.completed() {
-					t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
-				}
-				reply, blocks := filterReply(tr.chunks)
-				checkReply(t, reply, locale)
-				checkBlocks(t, want, locale, blocks)
-				if got := toolCalls(t, tr.events); !slices.Equal(got, want.calls) {
-					t.Errorf("tool calls = %q, want %q", got, want.calls)
-				}
+				checkScenarioTurn(t, tr, want, locale)
 				if regexp.MustCompile(placeholder).MatchString(tr.text) {
 					t.Errorf("a placeholder is left in the reply:\n%s", tr.text)
 				}
 			})
 		}
+	}
+}
+
+// checkScenarioTurn checks what both wires' scenario tests check of a turn: it completed,
+// its reply and blocks are the scenario's, and it made the scenario's tool calls.
+func checkScenarioTurn(t *testing.T, tr turn, want scenarioWant, locale string) {
+	t.Helper()
+	if tr.err != nil || !tr.completed() {
+		t.Fatalf("err = %v, completed = %v", tr.err, tr.completed())
+	}
+	reply, blocks := filterReply(tr.chunks)
+	checkReply(t, reply, locale)
+	checkBlocks(t, want, locale, blocks)
+	if got := toolCalls(t, tr.events); !slices.Equal(got, want.calls) {
+		t.Errorf("tool calls = %q, want %q", got, want.calls)
 	}
 }
 
