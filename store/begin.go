@@ -28,9 +28,12 @@ type lockedSession struct {
 func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if s.isPostgres() {
 		// Prepared before BEGIN: preparing in the transaction would wait for a second
-		// connection while holding one (see prepared.go).
-		if _, err := s.prepared(ctx, s.lockQuery()); err != nil {
-			return fmt.Errorf("store: create turn: prepare: %w", err)
+		// connection while holding one (see prepared.go). After the first turn, a map
+		// lookup each.
+		for _, q := range []string{s.lockQuery(), writeTurnPG} {
+			if _, err := s.prepared(ctx, q); err != nil {
+				return fmt.Errorf("store: create turn: prepare: %w", err)
+			}
 		}
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -134,29 +137,59 @@ func firstEvents(sess *Session, seen Seen, assistant *Message, start TurnStart) 
 }
 
 // writeTurn writes both messages, the first events and, when changed, the session's
-// metadata: on PostgreSQL as one statement.
+// metadata: on PostgreSQL as one prepared statement (writeTurnPG).
 func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session) error {
 	if !s.isPostgres() {
 		return s.writeTurnEach(ctx, tx, user, assistant, lease, events, sess)
 	}
-	var b strings.Builder
-	var args []any
-	b.WriteString(`WITH m AS (`)
-	args = s.messagesInsert(&b, args, []*Message{user, assistant}, []Lease{{}, lease})
-	b.WriteString(`)`)
-	if len(events) > 0 {
-		b.WriteString(`, e AS (`)
-		args = eventsInsert(&b, args, events)
-		b.WriteString(`)`)
+	args, err := writeTurnArgs(user, assistant, lease, events, sess)
+	if err != nil {
+		return err
 	}
-	if sess != nil {
-		b.WriteString(` UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`)
-		args = append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID)
+	if st := s.ready(writeTurnPG); st != nil {
+		_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	} else {
-		b.WriteString(` SELECT 1`)
+		_, err = tx.ExecContext(ctx, writeTurnPG, args...)
 	}
-	_, err := tx.ExecContext(ctx, s.db.Rebind(b.String()), args...)
 	return err
+}
+
+// writeTurnPG is a turn's write on PostgreSQL, fixed so that it is prepared once per
+// connection and planned once (a text built per turn cost a second round trip and a plan
+// each time): the user's message (no lease), the assistant's (claimed for $45 seconds, none
+// when 0), the first events as arrays, and the session's metadata when $54.
+const writeTurnPG = `WITH m AS (
+	INSERT INTO messages (` + messageInsertColumns + `) VALUES
+	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		NULL),
+	($23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44,
+		CASE WHEN $45::float8 > 0 THEN now() + make_interval(secs => $45::float8) END)
+), e AS (
+	INSERT INTO message_events (message_id, seq, name, data, created_at)
+	SELECT * FROM unnest($46::text[], $47::bigint[], $48::text[], $49::text[], $50::timestamptz[])
+)
+UPDATE sessions SET metadata = $51, updated_at = $52 WHERE id = $53 AND $54::bool`
+
+// writeTurnArgs lays a turn's write out as writeTurnPG's parameters.
+func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *Session) ([]any, error) {
+	user.Owner, assistant.Owner = "", lease.Owner
+	args := make([]any, 0, 54)
+	for _, m := range []*Message{user, assistant} {
+		args = append(args, m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
+			m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
+			m.StatePatch, m.Validation, m.Usage, m.Error, m.Metadata, m.LastEventID, m.CreatedAt,
+			dbTimePtr(m.CompletedAt), m.Owner)
+	}
+	args = append(args, max(lease.TTL.Seconds(), 0))
+	evArgs, err := eventArrays(events)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, evArgs...)
+	if sess == nil {
+		return append(args, JSON(`{}`), now(), "", false), nil
+	}
+	return append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID, true), nil
 }
 
 // writeTurnEach is writeTurn as separate statements (SQLite: no data-modifying WITH).

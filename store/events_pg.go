@@ -132,6 +132,20 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 			}
 		}
 	}
+	evArgs, err := eventArrays(events)
+	if err != nil {
+		return nil, err
+	}
+	args := []any{pq.Array(ids), pq.Array(seqs), pq.Array(statuses), pq.Array(fins)}
+	for _, col := range text {
+		args = append(args, pq.Array(col))
+	}
+	return append(append(args, now(), owner), evArgs...), nil
+}
+
+// eventArrays lays events out as five arrays (message ids, seqs, names, data, times) for
+// an unnest into message_events.
+func eventArrays(events []Event) ([]any, error) {
 	k := len(events)
 	evIDs, evSeqs, names, data, times := make([]string, k), make([]int64, k), make([]string, k), make([]sql.NullString, k), make([]string, k)
 	for i, e := range events {
@@ -143,11 +157,7 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 			data[i] = sql.NullString{String: string(e.Data), Valid: true}
 		}
 	}
-	args := []any{pq.Array(ids), pq.Array(seqs), pq.Array(statuses), pq.Array(fins)}
-	for _, col := range text {
-		args = append(args, pq.Array(col))
-	}
-	return append(args, now(), owner, pq.Array(evIDs), pq.Array(evSeqs), pq.Array(names), pq.Array(data), pq.Array(times)), nil
+	return []any{pq.Array(evIDs), pq.Array(evSeqs), pq.Array(names), pq.Array(data), pq.Array(times)}, nil
 }
 
 // finishColumns are a message outcome's content, response id and JSON columns, each
