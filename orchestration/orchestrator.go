@@ -231,9 +231,9 @@ func (o *Orchestrator) stopLeases() {
 	}
 }
 
-// acquire reserves a turn slot and one of userID's, and registers the turn's goroutine with
-// the wait group. The global slot is checked first, so a full server answers 503 whoever
-// asks.
+// acquire reserves a turn slot and one of userID's, and registers the HandleMessage call
+// with the wait group (the turn's goroutine adds its own while the call holds this). The
+// global slot is checked first, so a full server answers 503 whoever asks.
 func (o *Orchestrator) acquire(userID string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -251,12 +251,6 @@ func (o *Orchestrator) acquire(userID string) error {
 	}
 	o.wg.Add(1)
 	return nil
-}
-
-// release gives back the slots and the wait-group count of a turn that never started.
-func (o *Orchestrator) release(userID string) {
-	o.freeSlot(userID)
-	o.wg.Done()
 }
 
 // freeSlot gives back one turn slot and one of userID's.

@@ -2,6 +2,7 @@ package orchestration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -38,19 +39,29 @@ type Turn struct {
 	Message store.Message
 }
 
+// errNotBegun is the cause of a turn started on the locked session whose begin then did
+// not commit (the database failed, or a retried race locked it again): nothing of it
+// reached the log, so it ends without a word.
+var errNotBegun = errors.New("orchestration: the turn's begin did not commit")
+
 // turn is what a running generation carries through its steps: fixed when it begins, never
-// filled in by later steps (each step returns its own values).
+// filled in by later steps (each step returns its own values). It starts on the locked
+// session, before its begin commits; em and freeSlot are set once it has committed, and
+// ready is closed then (or when it did not commit, em left nil).
 type turn struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	begun   *session.Begun
 	text    string
-	em      *events.Emitter
 	policy  *RuntimePolicy // the request's runtime_policy, nil for none
 	started time.Time
+	ready   chan struct{}
+	em      *events.Emitter
 	// freeSlot gives the turn's concurrency slots back (once), before the terminal event,
 	// so a client that sees the end and posts again finds them free.
 	freeSlot func()
+	// working is set once status working is out; only the turn's own goroutine reads it.
+	working bool
 }
 
 // writeCtx is the context for writing the turn's own events and rows: it survives the
@@ -58,43 +69,59 @@ type turn struct {
 func (t *turn) writeCtx() context.Context { return context.WithoutCancel(t.ctx) }
 
 // HandleMessage runs step 1 (session: the user's message, the assistant message claimed by
-// this replica's lease, its log started by status queued, in one transaction) and starts
-// the rest of the turn in the background. It returns as soon as the turn is queued; the
-// caller follows the message's events. The generation never depends on ctx.
+// this replica's lease, its log started by status queued, in one transaction) and the rest
+// of the turn in the background. The rest starts as soon as step 1 has locked the session
+// and its checks have passed, while step 1 writes and commits: the plan and the upstream
+// call overlap the commit, and only the turn's events wait for it (commit before deliver
+// holds). It returns once the turn is queued; the caller follows the message's events. The
+// generation never depends on ctx.
 func (o *Orchestrator) HandleMessage(ctx context.Context, req Request) (*Turn, error) {
 	if err := o.acquire(req.UserID); err != nil {
 		return nil, err
 	}
-	started := false
-	defer func() {
-		if !started {
-			o.release(req.UserID)
-		}
-	}()
-	b, err := o.core.Begin(ctx, req.Request, o.keeper.Lease())
-	if err != nil {
+	defer o.wg.Done() // acquire's count covers this call; each started turn holds its own
+	b, err := o.begin(ctx, req)
+	switch {
+	case err != nil:
+		o.freeSlot(req.UserID)
 		return nil, err
-	}
-	if b.Duplicate {
+	case b.Duplicate:
+		o.freeSlot(req.UserID)
 		return &Turn{SessionID: b.Session.ID, MessageID: b.Assistant.ID, RequestID: b.Assistant.RequestID, Duplicate: true, Message: *b.Assistant}, nil
 	}
-	t, err := o.newTurn(b, req)
-	if err != nil {
-		// The message stays pending under a lease nobody renews: the next sweep ends it.
-		o.logger.Error("a begun turn could not start; the sweep will end it", "message_id", b.Assistant.ID, "err", err)
-		return nil, err
-	}
-	started = true
 	o.metrics.TurnStarted()
-	answer := &Turn{SessionID: b.Session.ID, MessageID: b.Assistant.ID, RequestID: req.RequestID, Message: *b.Assistant}
-	go o.run(t)
-	return answer, nil
+	return &Turn{SessionID: b.Session.ID, MessageID: b.Assistant.ID, RequestID: req.RequestID, Message: *b.Assistant}, nil
 }
 
-// newTurn sets up the turn's context (derived from the orchestrator's base, not from any
-// request, limited by the hard turn timeout, and stopped by a cancel, a lost lease or an
-// outage through the keeper) and opens its event log after the committed queued event.
-func (o *Orchestrator) newTurn(b *session.Begun, req Request) (*turn, error) {
+// begin runs step 1 and starts the turn on its lock (again on a retried race's lock); it
+// opens the turn once step 1 has committed and aborts it when step 1 did not, or found the
+// request to be a repeat.
+func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, error) {
+	var t *turn
+	b, err := o.core.Begin(ctx, req.Request, o.keeper.Lease(), func(b *session.Begun) {
+		if t != nil {
+			t.abort()
+		}
+		t = o.start(b, req)
+	})
+	if err == nil && !b.Duplicate {
+		if t == nil { // a store that never called Locked: start after the commit
+			t = o.start(b, req)
+		}
+		if err = o.open(t, req.UserID); err != nil {
+			// The message stays pending under a lease nobody renews: the next sweep ends it.
+			o.logger.Error("a begun turn could not start; the sweep will end it", "message_id", b.Assistant.ID, "err", err)
+		}
+	}
+	if (err != nil || b.Duplicate) && t != nil {
+		t.abort()
+	}
+	return b, err
+}
+
+// start starts the turn's goroutine on its locked session: a context derived from the
+// orchestrator's base (not from any request) and limited by the hard turn timeout.
+func (o *Orchestrator) start(b *session.Begun, req Request) *turn {
 	ctx, cancel := context.WithCancelCause(o.base)
 	if o.cfg.TurnTimeout > 0 {
 		var stop context.CancelFunc
@@ -102,21 +129,54 @@ func (o *Orchestrator) newTurn(b *session.Begun, req Request) (*turn, error) {
 		inner := cancel
 		cancel = func(cause error) { inner(cause); stop() }
 	}
-	id := b.Assistant.ID
+	t := &turn{ctx: ctx, cancel: cancel, begun: b, text: req.Text, policy: req.Policy, started: time.Now(), ready: make(chan struct{})}
+	o.wg.Add(1) // HandleMessage's own count is held: never from zero while Shutdown waits
+	go o.run(t)
+	return t
+}
+
+// open lets a committed turn's events through: it opens the event log after the committed
+// queued event, has the keeper renew the turn's lease (and stop it on a cancel, a lost
+// lease or an outage), and gives it its slots to free.
+func (o *Orchestrator) open(t *turn, userID string) error {
+	id := t.begun.Assistant.ID
 	w, err := o.log.Open(id, eventlog.Opening{
-		LastSeq: b.Events[len(b.Events)-1].Seq, Committed: b.Events,
-		OnLost: func() { cancel(lease.ErrLost) },
+		LastSeq: t.begun.Events[len(t.begun.Events)-1].Seq, Committed: t.begun.Events,
+		OnLost: func() { t.cancel(lease.ErrLost) },
 	})
 	if err != nil {
-		cancel(err)
-		return nil, fmt.Errorf("orchestration: open event log: %w", err)
+		return fmt.Errorf("orchestration: open event log: %w", err)
 	}
-	o.keeper.Track(id, cancel)
-	return &turn{
-		ctx: ctx, cancel: cancel, begun: b, text: req.Text, policy: req.Policy, started: time.Now(),
-		freeSlot: sync.OnceFunc(func() { o.freeSlot(req.UserID) }),
-		em:       events.NewEmitter(w, events.Base{MessageID: id, RequestID: req.RequestID}, o.route()),
-	}, nil
+	o.keeper.Track(id, t.cancel)
+	t.em = events.NewEmitter(w, events.Base{MessageID: id, RequestID: t.begun.Assistant.RequestID}, o.route())
+	t.freeSlot = sync.OnceFunc(func() { o.freeSlot(userID) })
+	close(t.ready)
+	return nil
+}
+
+// abort stops a turn whose begin did not commit.
+func (t *turn) abort() {
+	t.cancel(errNotBegun)
+	close(t.ready)
+}
+
+// committed waits for the turn's begin and reports whether it committed.
+func (t *turn) committed() bool {
+	<-t.ready // closed by HandleMessage once Begin has returned, whatever it returned
+	return t.em != nil
+}
+
+// emitWorking emits status working once, after the begin has committed, before any other
+// event of the turn's.
+func (t *turn) emitWorking() error {
+	if t.working {
+		return nil
+	}
+	if !t.committed() {
+		return errNotBegun
+	}
+	t.working = true
+	return t.em.Working(t.ctx, t.begun.Session.Phase)
 }
 
 // route is what a turn reports before an endpoint answers: the configured primary.
@@ -126,24 +186,21 @@ func (o *Orchestrator) route() events.Route {
 }
 
 // run is the turn's outline (orchestrator.md §2), after step 1 in HandleMessage: plan
-// (prompt), attempts (stream, with the correction retry), settle (postprocess), carry over
-// (carryover, when the phase moves), then complete or fail.
+// (prompt) and attempts (stream, with the correction retry), which may start before step 1
+// has committed; then settle (postprocess), carry over (carryover, when the phase moves),
+// and complete or fail.
 func (o *Orchestrator) run(t *turn) {
 	defer o.wg.Done()
+	defer t.cancel(nil)
+	plan, policy, out, err := o.generate(t)
+	if !t.committed() {
+		return // the turn never existed
+	}
 	defer t.freeSlot() // normally already freed before the terminal event
 	defer o.keeper.Untrack(t.begun.Assistant.ID)
-	defer t.cancel(nil)
-	if err := t.em.Working(t.ctx, t.begun.Session.Phase); err != nil {
-		o.fail(t, nil, stream.Outcome{}, err)
-		return
+	if werr := t.emitWorking(); err == nil {
+		err = werr // a turn that failed before its first event still shows working first
 	}
-	plan, err := o.planner.Plan(t.ctx, prompt.Turn{Begun: t.begun, UserText: t.text, MaxOutputTokens: t.policy.requestedCap()})
-	if err != nil {
-		o.fail(t, nil, stream.Outcome{}, err)
-		return
-	}
-	policy := o.merged(t.policy, plan)
-	out, err := o.streams.Attempts(t.ctx, plan.Request, o.sink(t), o.rules(plan, policy))
 	if err != nil {
 		o.fail(t, plan, out, err)
 		return
@@ -161,6 +218,18 @@ func (o *Orchestrator) run(t *turn) {
 	o.complete(t, out, settled, change)
 }
 
+// generate is steps 2 and 3: the plan, then the attempts, whose events wait for the
+// begin to commit (turnSink). The plan is nil when planning failed.
+func (o *Orchestrator) generate(t *turn) (*prompt.Plan, events.RuntimePolicy, stream.Outcome, error) {
+	plan, err := o.planner.Plan(t.ctx, prompt.Turn{Begun: t.begun, UserText: t.text, MaxOutputTokens: t.policy.requestedCap()})
+	if err != nil {
+		return nil, events.RuntimePolicy{}, stream.Outcome{}, err
+	}
+	policy := o.merged(t.policy, plan)
+	out, err := o.streams.Attempts(t.ctx, plan.Request, &turnSink{t: t, first: o.metrics.FirstDelta}, o.rules(plan, policy))
+	return plan, policy, out, err
+}
+
 // rules are how the stream step judges this turn's attempts, by its runtime policy.
 func (o *Orchestrator) rules(plan *prompt.Plan, policy events.RuntimePolicy) stream.Rules {
 	opts := postprocess.Options{Locale: plan.Locale, SerpQueriesOptional: policy.SerpOptional}
@@ -171,27 +240,49 @@ func (o *Orchestrator) rules(plan *prompt.Plan, policy events.RuntimePolicy) str
 	}
 }
 
-// sink is the turn's emitter as the stream step sees it, reporting the time to the first
-// delta to the metrics.
-func (o *Orchestrator) sink(t *turn) stream.Sink {
-	return &timedSink{Emitter: t.em, started: t.started, first: o.metrics.FirstDelta}
+// turnSink is the turn's emitter as the stream step sees it: each event first waits for
+// the begin to commit (and puts status working before the first), and the first delta's
+// delay is reported to the metrics.
+type turnSink struct {
+	t     *turn
+	first func(time.Duration)
+	seen  bool
 }
 
-// timedSink reports the first delta's delay once.
-type timedSink struct {
-	*events.Emitter
-	started time.Time
-	first   func(time.Duration)
-	seen    bool
+// Routed implements [stream.Sink].
+func (s *turnSink) Routed(ctx context.Context, provider string, endpointID int, model, upstreamRequestID string) error {
+	if err := s.t.emitWorking(); err != nil {
+		return err
+	}
+	return s.t.em.Routed(ctx, provider, endpointID, model, upstreamRequestID)
 }
 
 // Delta implements [stream.Sink].
-func (s *timedSink) Delta(ctx context.Context, text string) error {
+func (s *turnSink) Delta(ctx context.Context, text string) error {
+	if err := s.t.emitWorking(); err != nil {
+		return err
+	}
 	if !s.seen {
 		s.seen = true
-		s.first(time.Since(s.started))
+		s.first(time.Since(s.t.started))
 	}
-	return s.Emitter.Delta(ctx, text)
+	return s.t.em.Delta(ctx, text)
+}
+
+// ToolCall implements [stream.Sink].
+func (s *turnSink) ToolCall(ctx context.Context, serverLabel, name, state string) error {
+	if err := s.t.emitWorking(); err != nil {
+		return err
+	}
+	return s.t.em.ToolCall(ctx, serverLabel, name, state)
+}
+
+// Retrying implements [stream.Sink].
+func (s *turnSink) Retrying(ctx context.Context, attempt int, reason string) error {
+	if err := s.t.emitWorking(); err != nil {
+		return err
+	}
+	return s.t.em.Retrying(ctx, attempt, reason)
 }
 
 // keep makes a store error of the turn's own writes wait out an unreachable database,

@@ -43,9 +43,12 @@ type fakeUpstream struct {
 	scripts  []script
 	calls    int
 	requests []upstream.Request // every request received, in order
+	// called, when set, receives a value on a request if it has room (it never blocks).
+	called chan struct{}
 }
 
 type script struct {
+	refuse error               // fails the request before any event
 	tools  []upstream.ToolCall // MCP calls the upstream runs before the text
 	deltas []string
 	err    error
@@ -58,7 +61,15 @@ func (f *fakeUpstream) Stream(ctx context.Context, req upstream.Request) iter.Se
 	f.calls++
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
+	select {
+	case f.called <- struct{}{}: // nil: never ready
+	default:
+	}
 	return func(yield func(upstream.Event, error) bool) {
+		if sc.refuse != nil {
+			yield(upstream.Event{}, sc.refuse)
+			return
+		}
 		if !yield(upstream.Event{Kind: upstream.EventCreated, ResponseID: "resp_1", Model: "m"}, nil) {
 			return
 		}
@@ -96,6 +107,13 @@ type harness struct {
 
 func newHarness(t *testing.T, up *fakeUpstream) *harness {
 	t.Helper()
+	return newHarnessOn(t, up, func(st *store.Store) Store { return st }, 0)
+}
+
+// newHarnessOn is newHarness with the orchestrator on wrap(st) and at most maxTurns
+// concurrent turns (0: the default).
+func newHarnessOn(t *testing.T, up *fakeUpstream, wrap func(*store.Store) Store, maxTurns int) *harness {
+	t.Helper()
 	st := storetest.SQLite(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	log := eventlog.New(st, "replica-test", logger, eventlog.Options{})
@@ -107,8 +125,8 @@ func newHarness(t *testing.T, up *fakeUpstream) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orch := New(Config{Provider: "fake", Model: "m", EndpointID: 1, IdleTimeout: 5 * time.Second, RecoverAll: true},
-		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger})
+	orch := New(Config{Provider: "fake", Model: "m", EndpointID: 1, IdleTimeout: 5 * time.Second, RecoverAll: true, MaxConcurrentTurns: maxTurns},
+		Deps{Store: wrap(st), Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger})
 	if _, err := orch.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,9 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 	if changed {
 		write = &sess.Session
 	}
+	if start.Locked != nil {
+		start.Locked()
+	}
 	if err := s.writeTurn(ctx, tx, user, assistant, start.Lease, events, write); err != nil {
 		return fmt.Errorf("store: create turn: %w", err)
 	}

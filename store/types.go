@@ -161,6 +161,14 @@ type TurnStart struct {
 	// returns the first events of the log, which can then name the session's phase. They
 	// come after Events. seen is what the lock saw of the session's other rows.
 	Prepare func(sess *Session, seen Seen) ([]Event, error)
+	// Locked, when set, is called inside the transaction once the session is locked, its
+	// checks have passed and Prepare has run, before the rows are written: from there on
+	// the turn fails only if the database does. The orchestrator starts the turn's plan
+	// and upstream call there, so they overlap the write and the commit. It is called
+	// again if the store retries a lost race (after Prepare again). The store goes on
+	// reading the two messages until CreateTurn returns: what Locked hands to other
+	// goroutines must be copies.
+	Locked func()
 }
 
 // Seen is what a turn's lock saw besides the session row: whether each of the plan's

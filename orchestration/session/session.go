@@ -101,12 +101,21 @@ func (c *Core) CreateSession(ctx context.Context, userID, title, locale string) 
 // Begin persists the turn in one transaction: the session (created when the request names
 // none; else locked, its phase's turn counted and its carryover block taken), the user's
 // message, and the assistant message claimed by lease with its log started (status queued).
-func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease) (*Begun, error) {
+//
+// locked, when not nil, receives a copy of the turn as it will be written once the
+// session is locked and the turn's checks have passed, before the write and the commit
+// (store.TurnStart.Locked): from there the turn fails only if the database does, so the
+// caller can plan it and call the upstream meanwhile. A retried race calls it again with
+// the new copy; the copy that counts is the last one, and only if Begin succeeds.
+func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease, locked func(*Begun)) (*Begun, error) {
 	b := &Begun{}
 	start := store.TurnStart{Lease: lease, Prepare: func(sess *store.Session, seen store.Seen) ([]store.Event, error) {
 		b.Seen = seen
 		return c.prepare(b, sess)
 	}}
+	if locked != nil {
+		start.Locked = func() { locked(b.copy()) }
+	}
 	if req.SessionID == "" { // untitled until its first completed turn names it (AutoTitle)
 		start.NewSession = c.newSession(req.UserID, "", req.Locale)
 		req.SessionID = start.NewSession.ID
@@ -121,6 +130,16 @@ func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease) (*Begu
 		return nil, fmt.Errorf("session: begin turn: %w", err)
 	}
 	return b, nil
+}
+
+// copy is b with its own copies of the rows the store goes on reading until the turn is
+// written; the decoded state is made anew by each prepare and never changed after, so it
+// is shared.
+func (b *Begun) copy() *Begun {
+	c := *b
+	user, assistant := *b.User, *b.Assistant
+	c.User, c.Assistant = &user, &assistant
+	return &c
 }
 
 // prepare runs inside the turn's transaction on the locked session: it decodes the state,
