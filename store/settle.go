@@ -34,8 +34,8 @@ type Settlement struct {
 	Strategy *Strategy
 }
 
-// SettleTurn writes st in one transaction: the fence, the strategy, the session (with its
-// phase move and transition). One round of locks and one commit per turn, instead of one
+// SettleTurn writes st in one transaction: the strategy, the session (with its phase move
+// and transition), and the fence. One round of locks and one commit per turn, instead of one
 // per row kind, and a turn that lost its lease writes none of it. The common turn (only
 // the session's state changes) is one fenced statement.
 func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
@@ -47,9 +47,6 @@ func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
 		return fmt.Errorf("store: settle turn: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.fence(ctx, tx, st.MessageID, st.Owner); err != nil {
-		return err
-	}
 	if st.Strategy != nil {
 		stored, err := s.upsertStrategyTx(ctx, tx, st.Strategy)
 		if err != nil {
@@ -58,6 +55,14 @@ func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
 		*st.Strategy = *stored
 	}
 	if err := s.settleSession(ctx, tx, st); err != nil {
+		return err
+	}
+	// The fence comes last: the message row it locks is the one the event log's group
+	// commits update, and a lock taken first was held through every statement above, so
+	// a group commit of other turns' events that included this message's last deltas
+	// waited for all of them. Checked last, it still holds until COMMIT, so the writes
+	// above stand or fall with it.
+	if err := s.fence(ctx, tx, st.MessageID, st.Owner); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -90,11 +95,13 @@ func (s *Store) settleSessionOnly(ctx context.Context, st *Settlement) error {
 // owned by the writer (arguments: message id, owner).
 const fenced = `id = ? AND owner = ? AND ` + runningAssistant
 
-// fenceQuery selects the fenced message row, locking it on PostgreSQL.
+// fenceQuery selects the fenced message row, locking it on PostgreSQL against any change
+// of its owner or status until the transaction ends (FOR NO KEY UPDATE: the weakest lock
+// that conflicts with an UPDATE, so inserts of rows referring to the message never wait).
 func (s *Store) fenceQuery() string {
 	q := `SELECT 1 FROM messages WHERE ` + fenced
 	if s.isPostgres() {
-		q += ` FOR UPDATE`
+		q += ` FOR NO KEY UPDATE`
 	}
 	return q
 }
