@@ -15,8 +15,10 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // commitEventsPG is the whole of CommitEvents on PostgreSQL as one statement, so a group
 // commit costs one round trip (a statement runs in its own transaction): it advances and
 // fences each message row (status, outcome, last_event_id), inserts the events of the rows it
-// could write, and notifies per message. Its text is fixed (arrays, not a VALUES list), so it
-// is prepared once per connection and PostgreSQL plans it once.
+// could write, the records of the messages it ends (their MCP calls and upstream traces, so
+// they exist exactly when the message has ended under the owner's fence), and notifies per
+// message. Its text is fixed (arrays, not a VALUES list), so it is prepared once per
+// connection and PostgreSQL plans it once.
 const commitEventsPG = `
 WITH v AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
@@ -39,20 +41,34 @@ WITH v AS (
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
 	WHERE m.id = v.id AND m.owner = $15 AND m.status IN ('pending', 'streaming')
-	RETURNING m.id, v.seq
+	RETURNING m.id, v.seq, m.session_id
 ), i AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)
 	SELECT e.message_id, e.seq, e.name, e.data, e.created_at
 	FROM unnest($16::text[], $17::bigint[], $18::text[], $19::text[], $20::timestamptz[])
 		AS e(message_id, seq, name, data, created_at)
 	WHERE e.message_id IN (SELECT id FROM u)
+), c AS (
+	INSERT INTO mcp_calls (` + mcpCallColumns + `)
+	SELECT c.id, c.message_id, u.session_id, c.server_label, c.name, c.arguments, c.output, c.error,
+		c.status, c.duration_ms, c.created_at, c.attempt, c.outcome
+	FROM unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[],
+		$28::text[], $29::bigint[], $30::timestamptz[], $31::int[], $32::text[])
+		AS c(id, message_id, server_label, name, arguments, output, error, status, duration_ms, created_at, attempt, outcome)
+	JOIN u ON u.id = c.message_id
+), t AS (
+	INSERT INTO message_traces (message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
+	SELECT t.message_id, t.attempt, t.seq, t.method, t.url, t.headers, t.body, t.truncated, t.sent_at
+	FROM unnest($33::text[], $34::int[], $35::int[], $36::text[], $37::text[], $38::text[], $39::text[],
+		$40::bool[], $41::timestamptz[])
+		AS t(message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
+	WHERE t.message_id IN (SELECT id FROM u)
 )
 SELECT u.id FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n`
 
-// commitPG runs commitEventsPG and returns the ids it could write. A batch that ends a
-// message with records (its MCP calls, its upstream traces) runs the statement in a
-// transaction with the records' inserts, so they exist exactly when the message has ended
-// under the owner's fence; other batches stay one round trip.
+// commitPG runs commitEventsPG and returns the ids it could write: one statement, one
+// round trip, whatever the batch holds (the event log's one committer serves every turn,
+// so a transaction of several statements here held up all of them).
 func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs []msgBatch) (map[string]bool, error) {
 	args, err := commitArgs(owner, events, msgs)
 	if err != nil {
@@ -62,36 +78,7 @@ func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs
 	if err != nil {
 		return nil, err
 	}
-	if !hasRecords(msgs) {
-		return scanOwned(stmt.QueryContext(ctx, args...))
-	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	owned, err := scanOwned(tx.StmtContext(ctx, stmt).QueryContext(ctx, args...))
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		if owned[m.id] && m.finish != nil {
-			if err := s.writeRecords(ctx, tx, m.id, m.finish); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return owned, tx.Commit()
-}
-
-// hasRecords reports whether a batch ends a message that has records to write.
-func hasRecords(msgs []msgBatch) bool {
-	for _, m := range msgs {
-		if f := m.finish; f != nil && f.Records != nil && (len(f.Records.Calls) > 0 || len(f.Records.Traces) > 0) {
-			return true
-		}
-	}
-	return false
+	return scanOwned(stmt.QueryContext(ctx, args...))
 }
 
 // scanOwned collects the ids commitEventsPG returns.
@@ -140,7 +127,93 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 	for _, col := range text {
 		args = append(args, pq.Array(col))
 	}
-	return append(append(args, now(), owner), evArgs...), nil
+	recArgs, err := recordArrays(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(args, now(), owner), evArgs...), recArgs...), nil
+}
+
+// recordArrays lays out the records of the messages a batch ends (store.TurnRecords) as
+// commitEventsPG's arrays: twelve for the MCP calls, nine for the traces. As on SQLite, the
+// calls are filled in where they are (ids, times, message, session, outcome); the session
+// stored is the message row's.
+func recordArrays(msgs []msgBatch) ([]any, error) {
+	var calls []MCPCall
+	var traces []Trace
+	at := now()
+	for _, m := range msgs {
+		f := m.finish
+		if f == nil || f.Records == nil {
+			continue
+		}
+		mine := f.Records.Calls
+		for i := range mine {
+			mine[i].MessageID, mine[i].SessionID, mine[i].Outcome = m.id, cmpOr(mine[i].SessionID, f.SessionID), f.Status
+		}
+		if err := prepareMCPCalls(mine); err != nil {
+			return nil, fmt.Errorf("message %s: %w", m.id, err)
+		}
+		calls = append(calls, mine...)
+		for _, t := range f.Records.Traces {
+			t.MessageID, t.SentAt, t.Headers = m.id, orNowAt(t.SentAt, at), emptyObject(t.Headers)
+			traces = append(traces, t)
+		}
+	}
+	callArgs, err := callArrays(calls)
+	if err != nil {
+		return nil, err
+	}
+	traceArgs, err := traceArrays(traces)
+	if err != nil {
+		return nil, err
+	}
+	return append(callArgs, traceArgs...), nil
+}
+
+// jsonText is j as a text array element, checked as the JSON type's Value checks it.
+func jsonText(j JSON) (sql.NullString, error) {
+	v, err := j.Value()
+	if v == nil || err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: v.(string), Valid: true}, nil
+}
+
+// callArrays is calls as twelve arrays, in commitEventsPG's order.
+func callArrays(calls []MCPCall) ([]any, error) {
+	n := len(calls)
+	ids, msgs, labels, names, args := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]sql.NullString, n)
+	outputs, errs, statuses, outcomes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	durations, times, attempts := make([]int64, n), make([]string, n), make([]int64, n)
+	for i, c := range calls {
+		ids[i], msgs[i], labels[i], names[i] = c.ID, c.MessageID, c.ServerLabel, c.Name
+		var err error
+		if args[i], err = jsonText(c.Arguments); err != nil {
+			return nil, fmt.Errorf("message %s: call %s: arguments: %w", c.MessageID, c.Name, err)
+		}
+		outputs[i], errs[i], statuses[i], outcomes[i] = c.Output, c.Error, string(c.Status), c.Outcome
+		durations[i], times[i], attempts[i] = c.DurationMS, c.CreatedAt.Format(pgTime), int64(c.Attempt)
+	}
+	return []any{pq.Array(ids), pq.Array(msgs), pq.Array(labels), pq.Array(names), pq.Array(args), pq.Array(outputs),
+		pq.Array(errs), pq.Array(statuses), pq.Array(durations), pq.Array(times), pq.Array(attempts), pq.Array(outcomes)}, nil
+}
+
+// traceArrays is traces as nine arrays, in commitEventsPG's order.
+func traceArrays(traces []Trace) ([]any, error) {
+	n := len(traces)
+	msgs, attempts, seqs, methods, urls := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n), make([]string, n)
+	headers, bodies, truncated, times := make([]string, n), make([]string, n), make([]bool, n), make([]string, n)
+	for i, t := range traces {
+		msgs[i], attempts[i], seqs[i], methods[i], urls[i] = t.MessageID, int64(t.Attempt), int64(t.Seq), t.Method, t.URL
+		h, err := jsonText(t.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("message %s: trace %d/%d: headers: %w", t.MessageID, t.Attempt, t.Seq, err)
+		}
+		headers[i], bodies[i], truncated[i], times[i] = h.String, t.Body, t.Truncated, t.SentAt.Format(pgTime)
+	}
+	return []any{pq.Array(msgs), pq.Array(attempts), pq.Array(seqs), pq.Array(methods), pq.Array(urls),
+		pq.Array(headers), pq.Array(bodies), pq.Array(truncated), pq.Array(times)}, nil
 }
 
 // eventArrays lays events out as five arrays (message ids, seqs, names, data, times) for

@@ -12,9 +12,9 @@ import (
 
 // TurnRecords is what a turn records besides its message's result columns. It rides on
 // the terminal event's outcome (Message.Records on Event.Finish), so [Store.CommitEvents]
-// writes it in the transaction that ends the message (a few more statements in that
-// commit, no transaction of its own), and the records exist exactly when the message has
-// ended (under the same owner fence).
+// writes it with the commit that ends the message (on PostgreSQL inside that commit's one
+// statement, on SQLite a few more statements in its transaction), and the records exist
+// exactly when the message has ended (under the same owner fence).
 type TurnRecords struct {
 	// Calls are every MCP call of the turn, each with its attempt; their message, session
 	// and outcome (the message's final status) are filled in from the message.
@@ -46,7 +46,8 @@ const (
 	traceColumns = 9
 )
 
-// writeRecords writes the records of message id, finished as f, inside tx.
+// writeRecords writes the records of message id, finished as f, inside tx (SQLite; on
+// PostgreSQL they are part of commitEventsPG).
 func (s *Store) writeRecords(ctx context.Context, tx *sqlx.Tx, id string, f *Message) error {
 	r := f.Records
 	if r == nil {
