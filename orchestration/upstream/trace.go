@@ -130,6 +130,9 @@ func redactBody(body []byte) []byte {
 	}
 	var secrets []string
 	collectSecrets(v, false, &secrets)
+	if !slices.ContainsFunc(secrets, func(s string) bool { return s != Redacted }) {
+		return body // nothing to hide: the check below would parse the same body again
+	}
 	out := body
 	for _, s := range secrets {
 		quoted, err := json.Marshal(s)
