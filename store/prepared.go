@@ -22,7 +22,11 @@ import (
 // prepared returns the statement q prepared on the pool, preparing it on first use (after
 // the migrations have made its tables). database/sql prepares it again on each connection
 // as needed. No lock is held while it waits for the database: two first uses may both
-// prepare, and the second closes its copy.
+// prepare, and the second closes its copy, after letting go of the lock. Closing waits
+// for every connection the copy was prepared on to finish what it is running, and one of
+// them may be a transaction waiting for a row another transaction holds while it asks
+// ready for its next statement: closing under the lock once deadlocked a burst of turns
+// (TestCreateTurnConcurrent).
 func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st := s.ready(q); st != nil {
 		return st, nil
@@ -31,21 +35,31 @@ func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
+	kept := s.keep(q, st)
+	if kept != st {
+		st.Close()
+	}
+	return kept, nil
+}
+
+// keep stores st as the statement q unless another first use stored one already, and
+// returns the one stored.
+func (s *Store) keep(q string, st *sql.Stmt) *sql.Stmt {
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
 	if old, ok := s.stmts[q]; ok {
-		st.Close()
-		return old, nil
+		return old
 	}
 	if s.stmts == nil {
 		s.stmts = make(map[string]*sql.Stmt)
 	}
 	s.stmts[q] = st
-	return st, nil
+	return st
 }
 
 // ready returns the statement q if it has been prepared on the pool, else nil. It never
-// waits for the database, so a transaction may call it.
+// waits for the database (the lock is held only around the map), so a transaction may
+// call it.
 func (s *Store) ready(q string) *sql.Stmt {
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
