@@ -23,15 +23,15 @@ import (
 // event log's group commits are counted apart: how many there are depends on how the deltas
 // arrive (here all at once), so they get a looser ceiling than the rest, which is fixed.
 const (
-	maxBeginRoundTrips  = 4 // POST …/messages until the answer: BEGIN, the session locked (with what the plan would find), the turn's rows and queued, COMMIT
+	maxBeginRoundTrips  = 2 // POST …/messages until the answer: the session read (with its conflicts and what the plan would find), then the turn's rows, queued and the session's counters if the session is still as read
 	maxEventLogCommits  = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
 	eventCommitStatment = "WITH v AS ( SELECT * FROM unnest("
 )
 
-// maxOtherRoundTrips is the whole turn but its event commits: the begin (4), the plan's reads
-// of what the lock saw exists (none in a new session with no stored prompts; the history
+// maxOtherRoundTrips is the whole turn but its event commits: the begin (2), the plan's reads
+// of what the begin saw exists (none in a new session with no stored prompts; the history
 // from the second turn on), the fenced settle.
-var maxOtherRoundTrips = []int64{5, 6}
+var maxOtherRoundTrips = []int64{3, 4}
 
 func TestDatabaseCostOfATurn(t *testing.T) {
 	st, counter := storetest.PostgresCounted(t)
@@ -81,8 +81,8 @@ func costOfTurn(t *testing.T, h *harness, counter *storetest.Counter, orch *Orch
 		t.Fatal(err)
 	}
 	begin := beginCost()
-	if begin.Commits == 0 {
-		t.Fatal("the begin's transaction was not counted: HandleMessage no longer passes the request's context to the store")
+	if begin.Statements == 0 {
+		t.Fatal("the begin's statements were not counted: HandleMessage no longer passes the request's context to the store")
 	}
 	evs := h.follow(turn.MessageID)
 	if !strings.Contains(string(evs[len(evs)-1].Data), `"reply_len"`) {

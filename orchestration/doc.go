@@ -12,7 +12,7 @@
 //  4. settle — postprocess: GenUI and patch extraction, the handler's verdict, metadata;
 //  5. carry over — carryover: the block for the next phase when the verdict moves it;
 //
-// Steps 2 and 3 start as soon as step 1 has locked the session and its checks have passed,
+// Steps 2 and 3 start as soon as step 1 has read the session and its checks have passed,
 // while step 1 writes and commits: the database's begin overlaps the prompt build and the
 // upstream's time to first token, and only the turn's events wait for the commit (an event
 // reaches a client only after it is committed, and the turn's first is step 1's queued).

@@ -39,14 +39,14 @@ type Turn struct {
 	Message store.Message
 }
 
-// errNotBegun is the cause of a turn started on the locked session whose begin then did
-// not commit (the database failed, or a retried race locked it again): nothing of it
+// errNotBegun is the cause of a turn started on its session's read whose begin then did
+// not commit (the database failed, or it lost a race and read again): nothing of it
 // reached the log, so it ends without a word.
 var errNotBegun = errors.New("orchestration: the turn's begin did not commit")
 
 // turn is what a running generation carries through its steps: fixed when it begins, never
-// filled in by later steps (each step returns its own values). It starts on the locked
-// session, before its begin commits; em and freeSlot are set once it has committed, and
+// filled in by later steps (each step returns its own values). It starts once its session
+// has been read, before its begin commits; em and freeSlot are set once it has committed, and
 // ready is closed then (or when it did not commit, em left nil).
 type turn struct {
 	ctx     context.Context
@@ -70,7 +70,7 @@ func (t *turn) writeCtx() context.Context { return context.WithoutCancel(t.ctx) 
 
 // HandleMessage runs step 1 (session: the user's message, the assistant message claimed by
 // this replica's lease, its log started by status queued, in one transaction) and the rest
-// of the turn in the background. The rest starts as soon as step 1 has locked the session
+// of the turn in the background. The rest starts as soon as step 1 has read the session
 // and its checks have passed, while step 1 writes and commits: the plan and the upstream
 // call overlap the commit, and only the turn's events wait for it (commit before deliver
 // holds). It returns once the turn is queued; the caller follows the message's events. The
@@ -93,7 +93,7 @@ func (o *Orchestrator) HandleMessage(ctx context.Context, req Request) (*Turn, e
 	return &Turn{SessionID: b.Session.ID, MessageID: b.Assistant.ID, RequestID: req.RequestID, Message: *b.Assistant}, nil
 }
 
-// begin runs step 1 and starts the turn on its lock (again on a retried race's lock); it
+// begin runs step 1 and starts the turn on its read (again on a retried race's read); it
 // opens the turn once step 1 has committed and aborts it when step 1 did not, or found the
 // request to be a repeat.
 func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, error) {
@@ -119,7 +119,7 @@ func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, 
 	return b, err
 }
 
-// start starts the turn's goroutine on its locked session: a context derived from the
+// start starts the turn's goroutine on its session as read: a context derived from the
 // orchestrator's base (not from any request) and limited by the hard turn timeout.
 func (o *Orchestrator) start(b *session.Begun, req Request) *turn {
 	ctx, cancel := context.WithCancelCause(o.base)

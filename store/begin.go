@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -21,19 +22,27 @@ type lockedSession struct {
 	Running   string `db:"running"`
 }
 
-// createTurnTx is one attempt of CreateTurn: on PostgreSQL four round trips (BEGIN, the
-// session locked with its conflicts, one statement writing both messages, the first events
-// and the session, COMMIT), five with a new session. A new session is inserted first and
-// found by the lock like any other; a conflict rolls it back with the rest.
+// errSessionMoved is the answer of a begin whose session changed between its read and its
+// write: nothing was written, and CreateTurn reads the session again.
+var errSessionMoved = errors.New("store: create turn: the session changed while the turn began")
+
+// createTurnTx is one attempt of CreateTurn. On PostgreSQL a turn in an existing session is
+// two round trips and no transaction of its own (beginOnRead); a new session, which must not
+// exist unless the turn does, takes a transaction: BEGIN, the session inserted, found by
+// the lock like any other, the write, COMMIT (a conflict rolls the session back with the
+// rest). SQLite always takes its transaction: in process, it costs no round trips.
 func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if s.isPostgres() {
-		// Prepared before BEGIN: preparing in the transaction would wait for a second
+		// Prepared before any transaction: preparing in one would wait for a second
 		// connection while holding one (see prepared.go). After the first turn, a map
 		// lookup each.
-		for _, q := range []string{s.lockQuery(), writeTurnPG} {
+		for _, q := range []string{s.lockQuery(true), s.lockQuery(false), writeTurnPG} {
 			if _, err := s.prepared(ctx, q); err != nil {
 				return fmt.Errorf("store: create turn: prepare: %w", err)
 			}
+		}
+		if start.NewSession == nil {
+			return s.beginOnRead(ctx, user, assistant, start)
 		}
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -46,11 +55,43 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 			return fmt.Errorf("store: create turn: %w", err)
 		}
 	}
-	sess, err := s.lockForTurn(ctx, tx, user)
+	var row lockedSession
+	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID, user.UserID)
+	sess, err := conflicts(&row, err)
 	if err != nil {
 		return err
 	}
+	if err := s.writeBegun(ctx, tx, sess, user, assistant, start); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: create turn: commit: %w", err)
+	}
+	return nil
+}
+
+// beginOnRead is a PostgreSQL turn in an existing session: the session read with its
+// conflicts (no lock, no transaction), then writeTurnPG, whose one statement writes the turn
+// only if the session is still as read (its updated_at and metadata). A concurrent turn in
+// the same session changes both, so the slower of two writes nothing and its next read
+// finds the other running; a repeated client_request_id elsewhere still meets the unique
+// index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
+func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	var row lockedSession
+	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID, user.UserID)
+	sess, err := conflicts(&row, err)
+	if err != nil {
+		return err
+	}
+	return s.writeBegun(ctx, nil, sess, user, assistant, start)
+}
+
+// writeBegun runs the caller's Prepare on the session as read, stamps the first events,
+// tells the caller the turn is locked in (Locked) and writes it: in tx, or on the pool when
+// tx is nil (PostgreSQL only).
+func (s *Store) writeBegun(ctx context.Context, tx *sqlx.Tx, sess *lockedSession, user, assistant *Message, start TurnStart) error {
 	user.Phase, assistant.Phase = cmpOr(user.Phase, sess.Phase), cmpOr(assistant.Phase, sess.Phase)
+	read := turnVersion{updatedAt: sess.UpdatedAt, metadata: emptyObject(sess.Metadata)}
 	events, changed, err := firstEvents(&sess.Session, sess.Seen, assistant, start)
 	if err != nil {
 		return err
@@ -66,18 +107,24 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 	if start.Locked != nil {
 		start.Locked()
 	}
-	if err := s.writeTurn(ctx, tx, user, assistant, start.Lease, events, write); err != nil {
+	if err := s.writeTurn(ctx, tx, user, assistant, start.Lease, events, write, read); err != nil {
+		if errors.Is(err, errSessionMoved) {
+			return err
+		}
 		return fmt.Errorf("store: create turn: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: create turn: commit: %w", err)
 	}
 	return nil
 }
 
-// lockQuery is lockForTurn's statement: the session with its conflicts and what the plan's
-// reads would find (Seen), locked for the turn on PostgreSQL.
-func (s *Store) lockQuery() string {
+// turnVersion is the session as a begin read it: its write checks it is unchanged.
+type turnVersion struct {
+	updatedAt time.Time
+	metadata  JSON
+}
+
+// lockQuery is the begin's read: the session with its conflicts and what the plan's reads
+// would find (Seen), locked for the turn when lock is set (PostgreSQL's transaction path).
+func (s *Store) lockQuery(lock bool) string {
 	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
 		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
 			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
@@ -88,18 +135,15 @@ func (s *Store) lockQuery() string {
 		EXISTS (SELECT 1 FROM strategies WHERE session_id = s.id AND user_id = s.user_id) AS has_strategy,
 		EXISTS (SELECT 1 FROM prompts WHERE locale = s.locale AND active = ?) AS has_prompts
 		FROM sessions s WHERE s.id = ? AND s.user_id = ?`
-	if s.isPostgres() {
+	if lock && s.isPostgres() {
 		q += ` FOR UPDATE OF s`
 	}
 	return s.db.Rebind(q)
 }
 
-// lockForTurn reads the session for update, with its conflicts, in one statement, and
-// turns a conflict into its typed error.
-func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*lockedSession, error) {
-	q := s.lockQuery()
-	var row lockedSession
-	err := s.getFixedTx(ctx, tx, &row, q, user.ClientRequestID, true, user.SessionID, user.UserID)
+// conflicts turns the begin's read (row, err) into the session, or the typed error of a
+// conflict.
+func conflicts(row *lockedSession, err error) (*lockedSession, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrNotFound
@@ -112,7 +156,7 @@ func (s *Store) lockForTurn(ctx context.Context, tx *sqlx.Tx, user *Message) (*l
 		return nil, &GenerationRunningError{MessageID: row.Running}
 	}
 	row.utc()
-	return &row, nil
+	return row, nil
 }
 
 // firstEvents runs the caller's Prepare on the locked session and returns the first events
@@ -140,43 +184,67 @@ func firstEvents(sess *Session, seen Seen, assistant *Message, start TurnStart) 
 }
 
 // writeTurn writes both messages, the first events and, when changed, the session's
-// metadata: on PostgreSQL as one prepared statement (writeTurnPG).
-func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session) error {
+// metadata, if the session is still as read: on PostgreSQL as one prepared statement
+// (writeTurnPG), in tx or, when tx is nil, as a transaction of its own. errSessionMoved
+// says the session had changed and nothing was written.
+func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session, read turnVersion) error {
 	if !s.isPostgres() {
 		return s.writeTurnEach(ctx, tx, user, assistant, lease, events, sess)
 	}
-	args, err := writeTurnArgs(user, assistant, lease, events, sess)
+	args, err := writeTurnArgs(user, assistant, lease, events, sess, read)
 	if err != nil {
 		return err
 	}
-	if st := s.ready(writeTurnPG); st != nil {
-		_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	} else {
-		_, err = tx.ExecContext(ctx, writeTurnPG, args...)
+	var written int
+	switch st := s.ready(writeTurnPG); {
+	case tx == nil && st != nil:
+		err = st.QueryRowContext(ctx, args...).Scan(&written)
+	case tx == nil:
+		err = s.db.QueryRowContext(ctx, writeTurnPG, args...).Scan(&written)
+	case st != nil:
+		err = tx.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&written)
+	default:
+		err = tx.QueryRowContext(ctx, writeTurnPG, args...).Scan(&written)
+	}
+	if err == nil && written == 0 {
+		return errSessionMoved
 	}
 	return err
 }
 
 // writeTurnPG is a turn's write on PostgreSQL, fixed so that it is prepared once per
 // connection and planned once (a text built per turn cost a second round trip and a plan
-// each time): the user's message (no lease), the assistant's (claimed for $45 seconds, none
-// when 0), the first events as arrays, and the session's metadata when $54.
-const writeTurnPG = `WITH m AS (
-	INSERT INTO messages (` + messageInsertColumns + `) VALUES
-	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-		NULL),
-	($23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44,
-		CASE WHEN $45::float8 > 0 THEN now() + make_interval(secs => $45::float8) END)
+// each time). Its session update is the check: it matches only while the session's
+// updated_at ($55) and metadata ($56) are as read, and writes the new metadata when $54;
+// the user's message (no lease), the assistant's (claimed for $45 seconds, none when 0) and
+// the first events (arrays) are inserted only if it matched. It returns how many sessions
+// matched: 1, or 0 when the session changed (or went) since the read.
+const writeTurnPG = `WITH s AS (
+	UPDATE sessions SET metadata = CASE WHEN $54::bool THEN $51 ELSE metadata END,
+		updated_at = CASE WHEN $54::bool THEN $52::timestamptz ELSE updated_at END
+	WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
+	RETURNING id
+), u AS (
+	INSERT INTO messages (` + messageInsertColumns + `)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		NULL
+	WHERE EXISTS (SELECT 1 FROM s)
+), a AS (
+	INSERT INTO messages (` + messageInsertColumns + `)
+	SELECT $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44,
+		CASE WHEN $45::float8 > 0 THEN now() + make_interval(secs => $45::float8) END
+	WHERE EXISTS (SELECT 1 FROM s)
 ), e AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)
 	SELECT * FROM unnest($46::text[], $47::bigint[], $48::text[], $49::text[], $50::timestamptz[])
+	WHERE EXISTS (SELECT 1 FROM s)
 )
-UPDATE sessions SET metadata = $51, updated_at = $52 WHERE id = $53 AND $54::bool`
+SELECT count(*) FROM s`
 
 // writeTurnArgs lays a turn's write out as writeTurnPG's parameters.
-func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *Session) ([]any, error) {
+func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *Session, read turnVersion) ([]any, error) {
 	user.Owner, assistant.Owner = "", lease.Owner
-	args := make([]any, 0, 54)
+	args := make([]any, 0, 56)
 	for _, m := range []*Message{user, assistant} {
 		args = append(args, m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
 			m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
@@ -190,9 +258,11 @@ func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *
 	}
 	args = append(args, evArgs...)
 	if sess == nil {
-		return append(args, JSON(`{}`), now(), "", false), nil
+		args = append(args, JSON(`{}`), now(), user.SessionID, false)
+	} else {
+		args = append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID, true)
 	}
-	return append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID, true), nil
+	return append(args, read.updatedAt, read.metadata), nil
 }
 
 // writeTurnEach is writeTurn as separate statements (SQLite: no data-modifying WITH).

@@ -752,3 +752,56 @@ func TestTurnSeesWhatThePlanWouldRead(t *testing.T) {
 		}
 	})
 }
+
+// A turn's begin on PostgreSQL writes only if the session is still as it read it: a session
+// changed between the read and the write (here by UpdateSession, from the Locked hook) makes
+// the write a no-op, the begin reads again, and the turn is written on the new session. The
+// concurrent change survives (no lost update) and the turn's own change is on top of it.
+func TestTurnBeginsAgainOnAMovedSession(t *testing.T) {
+	s := storetest.Postgres(t)
+	ctx := t.Context()
+	sess := newSession(t, s, "alice")
+	var prepared, locked int
+	start := store.TurnStart{Lease: testStart.Lease,
+		Prepare: func(row *store.Session, _ store.Seen) ([]store.Event, error) {
+			prepared++
+			meta := map[string]bool{}
+			if err := json.Unmarshal(row.Metadata, &meta); err != nil {
+				return nil, err
+			}
+			meta[fmt.Sprintf("turn_%d", prepared)] = true
+			b, err := json.Marshal(meta)
+			row.Metadata = store.JSON(b)
+			return nil, err
+		},
+		Locked: func() {
+			locked++
+			if locked > 1 {
+				return
+			}
+			moved := *sess
+			moved.Metadata = store.JSON(`{"moved":true}`)
+			if err := s.UpdateSession(ctx, &moved); err != nil {
+				t.Errorf("UpdateSession: %v", err)
+			}
+		},
+	}
+	u, a := turn(sess, "hello", "")
+	if err := s.CreateTurn(ctx, u, a, start); err != nil {
+		t.Fatalf("CreateTurn: %v", err)
+	}
+	if prepared != 2 || locked != 2 {
+		t.Fatalf("Prepare ran %d times and Locked %d, want 2 and 2 (one lost race, one write)", prepared, locked)
+	}
+	got, err := s.GetSession(ctx, sess.ID, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Metadata) != `{"moved":true,"turn_2":true}` {
+		t.Fatalf("session metadata %s, want the concurrent change with the retried turn's on top", got.Metadata)
+	}
+	msgs, err := s.ListMessages(ctx, sess.ID, "alice")
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("the session has %d messages (%v), want the turn's two, written once", len(msgs), err)
+	}
+}

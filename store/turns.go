@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// createTurnAttempts bounds the retries of CreateTurn when a unique index fired but the
-// conflicting row was gone by the time it was looked up (it finished in between).
+// createTurnAttempts bounds the retries of CreateTurn when it lost a race (lostRace) but
+// found no conflict on its next read (the other turn finished in between).
 const createTurnAttempts = 3
 
 // CreateTurn stores one chat turn: the user message and the assistant message that will
 // answer it (status pending), claimed by start.Lease, with the first events of its log
-// (start.Events, e.g. status queued), in one transaction, so a turn never exists half and
+// (start.Events, e.g. status queued), atomically, so a turn never exists half and
 // its log never starts late. It fills
 // ids, roles, times (the assistant's one microsecond after the user's, so the pair sorts
 // in order), the assistant's session, user, phase and request ids from the user message,
@@ -32,22 +32,36 @@ const createTurnAttempts = 3
 //   - *GenerationRunningError when the session already has a pending or streaming
 //     assistant message.
 //
-// The checks run inside the transaction with the session row locked (PostgreSQL, FOR
-// UPDATE) or the write lock held (SQLite, BEGIN IMMEDIATE on the one writer connection);
-// the partial unique indexes (one running generation per session, one client_request_id
-// per user) stay as the last line, and their violations map to the same errors.
+// On SQLite the checks run inside the transaction with the write lock held (BEGIN
+// IMMEDIATE on the one writer connection). On PostgreSQL they run on a read of the session,
+// and the write happens only if the session is still as read (its updated_at and metadata,
+// which every turn changes): a turn that lost to a concurrent one reads again and meets it
+// (a new session is written in a transaction that locks it). The partial unique indexes
+// (one running generation per session, one client_request_id per user) stay as the last
+// line, and their violations map to the same errors.
 func (s *Store) CreateTurn(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if err := prepareTurn(user, assistant); err != nil {
 		return err
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.createTurnTx(ctx, user, assistant, start)
-		if idx, unique := uniqueViolation(err); !unique || (idx != idxOneRunning && idx != idxClientRequestID) || attempt == createTurnAttempts {
+		if !lostRace(err) || attempt == createTurnAttempts {
 			return err
 		}
-		// A concurrent turn got past the checks first and has committed since: the next
-		// attempt's lock finds it and names it (or finds it gone and goes ahead).
+		// A concurrent turn got past the checks first and has committed since (or changed
+		// the session): the next attempt's read finds it and names it (or finds it gone and
+		// goes ahead).
 	}
+}
+
+// lostRace reports whether a begin lost to a concurrent write and may be tried again: a
+// partial unique index fired, or the session changed between the read and the write.
+func lostRace(err error) bool {
+	if errors.Is(err, errSessionMoved) {
+		return true
+	}
+	idx, unique := uniqueViolation(err)
+	return unique && (idx == idxOneRunning || idx == idxClientRequestID)
 }
 
 // prepareTurn fills the defaults described at CreateTurn and refuses inconsistent pairs.

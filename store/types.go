@@ -156,14 +156,15 @@ type TurnStart struct {
 	// repeat of an earlier client_request_id, so a repeated post leaves nothing behind.
 	// The user message's SessionID must be its id.
 	NewSession *Session
-	// Prepare, when set, is called inside the transaction with the session row, locked:
-	// it may change the session's metadata (written back in the same transaction), and it
-	// returns the first events of the log, which can then name the session's phase. They
-	// come after Events. seen is what the lock saw of the session's other rows.
+	// Prepare, when set, is called with the session row as the begin read it (the turn is
+	// written only if the row is still so): it may change the session's metadata (written
+	// back with the turn), and it returns the first events of the log, which can then name
+	// the session's phase. They come after Events. seen is what the read saw of the
+	// session's other rows. It runs again if the begin is retried.
 	Prepare func(sess *Session, seen Seen) ([]Event, error)
-	// Locked, when set, is called inside the transaction once the session is locked, its
-	// checks have passed and Prepare has run, before the rows are written: from there on
-	// the turn fails only if the database does. The orchestrator starts the turn's plan
+	// Locked, when set, is called once the session has been read, its checks have passed
+	// and Prepare has run, before the rows are written: from there on the turn fails only
+	// if the database does or a concurrent write to the session wins the race. The orchestrator starts the turn's plan
 	// and upstream call there, so they overlap the write and the commit. It is called
 	// again if the store retries a lost race (after Prepare again). The store goes on
 	// reading the two messages until CreateTurn returns: what Locked hands to other
@@ -171,9 +172,9 @@ type TurnStart struct {
 	Locked func()
 }
 
-// Seen is what a turn's lock saw besides the session row: whether each of the plan's
-// reads has anything to find. The lock answers these with index lookups in the statement
-// it runs anyway, and the plan skips a read that would come back empty, so the first turn
+// Seen is what a turn's begin saw besides the session row: whether each of the plan's
+// reads has anything to find. The begin's read answers these with index lookups in the
+// statement it runs anyway, and the plan skips a read that would come back empty, so the first turn
 // of a session with no stored prompts reads nothing more. They hold as of the turn's start,
 // as the reads' own answers would: a prompt activated after it waits for the next turn.
 type Seen struct {

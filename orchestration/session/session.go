@@ -56,7 +56,7 @@ type Begun struct {
 	Metadata  Metadata
 	// Carryover is the phase's carryover block, taken for this turn ("" for none).
 	Carryover string
-	// Seen is what the turn's lock saw of the session's history, strategies and stored
+	// Seen is what the turn's begin saw of the session's history, strategies and stored
 	// prompts, so the plan skips the reads that would find nothing.
 	Seen      store.Seen
 	Duplicate bool
@@ -98,14 +98,15 @@ func (c *Core) CreateSession(ctx context.Context, userID, title, locale string) 
 	return s, nil
 }
 
-// Begin persists the turn in one transaction: the session (created when the request names
-// none; else locked, its phase's turn counted and its carryover block taken), the user's
-// message, and the assistant message claimed by lease with its log started (status queued).
+// Begin persists the turn atomically: the session (created when the request names none;
+// else its phase's turn counted and its carryover block taken, written only if no one
+// changed it meanwhile), the user's message, and the assistant message claimed by lease
+// with its log started (status queued).
 //
 // locked, when not nil, receives a copy of the turn as it will be written once the
-// session is locked and the turn's checks have passed, before the write and the commit
-// (store.TurnStart.Locked): from there the turn fails only if the database does, so the
-// caller can plan it and call the upstream meanwhile. A retried race calls it again with
+// session has been read and the turn's checks have passed, before the write and the commit
+// (store.TurnStart.Locked): from there the turn fails only if the database does or a
+// concurrent write wins, so the caller can plan it and call the upstream meanwhile. A retried race calls it again with
 // the new copy; the copy that counts is the last one, and only if Begin succeeds.
 func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease, locked func(*Begun)) (*Begun, error) {
 	b := &Begun{}
@@ -142,7 +143,7 @@ func (b *Begun) copy() *Begun {
 	return &c
 }
 
-// prepare runs inside the turn's transaction on the locked session: it decodes the state,
+// prepare runs on the session as the begin read it: it decodes the state,
 // counts the turn for the phase, takes the phase's carryover block and makes the queued
 // event. It may run more than once (the store retries a lost race), so it starts from the
 // row each time.
