@@ -69,7 +69,7 @@ type turn struct {
 func (t *turn) writeCtx() context.Context { return context.WithoutCancel(t.ctx) }
 
 // HandleMessage runs step 1 (session: the user's message, the assistant message claimed by
-// this replica's lease, its log started by status queued, in one transaction) and the rest
+// this replica's lease, its log started by status queued, written at once) and the rest
 // of the turn in the background. The rest starts as soon as step 1 has read the session
 // and its checks have passed, while step 1 writes and commits: the plan and the upstream
 // call overlap the commit, and only the turn's events wait for it (commit before deliver

@@ -1,7 +1,7 @@
 // Package session is step 1 of a turn (orchestrator.md §2): resolve or create the session
 // (a new one starts with every phase's artifact block), check it belongs to the caller,
 // persist the user message and create the pending assistant message, claimed by this
-// replica's lease and with its log started by `status: queued`, in one transaction (which
+// replica's lease and with its log started by `status: queued`, in one atomic write (which
 // also creates a new session, refuses a second concurrent generation and answers a
 // client_request_id the user already sent with the earlier turn), count the turn for the
 // phase and take the phase's carryover block if one is waiting. It also names untitled
