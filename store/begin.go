@@ -159,7 +159,7 @@ func conflicts(row *lockedSession, err error) (*lockedSession, error) {
 	return row, nil
 }
 
-// firstEvents runs the caller's Prepare on the locked session and returns the first events
+// firstEvents runs the caller's Prepare on the session as read and returns the first events
 // and whether the session changed.
 func firstEvents(sess *Session, seen Seen, assistant *Message, start TurnStart) ([]Event, bool, error) {
 	events := start.Events
