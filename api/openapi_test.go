@@ -205,22 +205,14 @@ func TestDocumentsServed(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + tc.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, body := get(t, srv, tc.path)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status = %d, body %s", resp.StatusCode, body)
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != tc.contentType {
 				t.Errorf("Content-Type = %q, want %s", ct, tc.contentType)
 			}
-			if !bytes.Equal(body, tc.want) {
+			if !bytes.Equal([]byte(body), tc.want) {
 				t.Errorf("served %s differs from the embedded file", tc.path)
 			}
 		})
