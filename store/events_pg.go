@@ -160,6 +160,11 @@ func recordArrays(msgs []msgBatch) ([]any, error) {
 			traces = append(traces, t)
 		}
 	}
+	if len(calls) == 0 && len(traces) == 0 {
+		// Most batches end no message: NULL arrays unnest to no rows, with nothing to
+		// allocate or encode on every commit.
+		return make([]any, callColumns-1+traceColumns), nil // the calls' session comes from the row
+	}
 	callArgs, err := callArrays(calls)
 	if err != nil {
 		return nil, err
