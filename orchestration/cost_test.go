@@ -19,7 +19,8 @@ import (
 
 // The database cost of a turn, in round trips (statements, BEGINs and COMMITs), as
 // ceilings a change must not raise unnoticed (README, Performance). The turns: a session's
-// first message and its second, each 60 content deltas, a state patch and a GenUI card. The
+// first message and its second, each 60 content deltas, a GenUI card and a state patch that
+// drafts a strategy (most strategy-phase turns record one). The
 // event log's group commits are counted apart: how many there are depends on how the deltas
 // arrive (here all at once), so they get a looser ceiling than the rest, which is fixed.
 const (
@@ -29,15 +30,16 @@ const (
 )
 
 // maxOtherRoundTrips is the whole turn but its event commits: the begin (2), the plan's reads
-// of what the begin saw exists (none in a new session with no stored prompts; the history
-// from the second turn on), the fenced settle.
-var maxOtherRoundTrips = []int64{3, 4}
+// of what the begin saw exists (none in a new session with no stored prompts; from the
+// second turn on the history and the strategy the first turn drafted), the fenced settle
+// with its strategy (one statement: it was a transaction of seven round trips).
+var maxOtherRoundTrips = []int64{3, 5}
 
 func TestDatabaseCostOfATurn(t *testing.T) {
 	st, counter := storetest.PostgresCounted(t)
 	var deltas []string
 	text := reply("<AGENT_UI_JSON>{\"type\":\"choice_prompt\",\"question\":\"Which market?\",\"options\":[{\"label\":\"BTC\",\"value\":\"btc\"}]}</AGENT_UI_JSON>" +
-		"<AGENT_STATE_PATCH>{\"summary\":\"a draft\"}</AGENT_STATE_PATCH>")
+		"<AGENT_STATE_PATCH>{\"summary\":\"a draft\",\"strategy_draft\":{\"name\":\"Momentum\",\"spec\":{\"fast\":5}}}</AGENT_STATE_PATCH>")
 	for len(text) > 0 {
 		n := min(24, len(text))
 		deltas, text = append(deltas, text[:n]), text[n:]

@@ -36,11 +36,15 @@ type Settlement struct {
 
 // SettleTurn writes st in one transaction: the strategy, the session (with its phase move
 // and transition), and the fence. One round of locks and one commit per turn, instead of one
-// per row kind, and a turn that lost its lease writes none of it. The common turn (only
-// the session's state changes) is one fenced statement.
+// per row kind, and a turn that lost its lease writes none of it. The common turns are one
+// fenced statement: one that changes only the session's state, and on PostgreSQL one that
+// also records a strategy (settleStrategyPG).
 func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
-	if st.Strategy == nil && st.Move == nil && st.Session != nil {
+	switch {
+	case st.Move == nil && st.Session != nil && st.Strategy == nil:
 		return s.settleSessionOnly(ctx, st)
+	case st.Move == nil && st.Session != nil && s.isPostgres():
+		return s.settleStrategy(ctx, st)
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -79,9 +83,15 @@ func (s *Store) settleSessionOnly(ctx context.Context, st *Settlement) error {
 	if err != nil || n == 1 {
 		return err
 	}
-	// Nothing written: say why (the rare path, so a second look is fine).
+	return s.unsettled(ctx, st)
+}
+
+// unsettled says why a settlement wrote nothing although its statement ran: the message
+// is not the owner's running message (ErrNotOwner), or else its session is gone
+// (ErrNotFound). The rare path, so a second look is fine.
+func (s *Store) unsettled(ctx context.Context, st *Settlement) error {
 	var one int
-	err = s.db.GetContext(ctx, &one, s.db.Rebind(`SELECT 1 FROM messages WHERE `+fenced), st.MessageID, st.Owner)
+	err := s.db.GetContext(ctx, &one, s.db.Rebind(`SELECT 1 FROM messages WHERE `+fenced), st.MessageID, st.Owner)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("store: settle turn %s: %w", st.MessageID, ErrNotOwner)
