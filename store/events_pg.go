@@ -19,6 +19,15 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // they exist exactly when the message has ended under the owner's fence), and notifies per
 // message. Its text is fixed (arrays, not a VALUES list), so it is prepared once per
 // connection and PostgreSQL plans it once.
+//
+// That one plan is made while the tables are small (a connection's sixth run) and kept
+// until an ANALYZE of them. The UPDATE's condition is therefore the whole of
+// runningAssistant (qualified: v has a status too), role included: it matches the partial index of the owner's running
+// messages, which stays as small as the replica's running turns, and the plan reads that
+// index. With the role left out, the only index was the primary key, and against a guess
+// of 10 rows from the unnest, a sequential scan of a still-small table was cheaper: the
+// plan then read the whole messages table on every commit as it grew (on a fresh database,
+// until autovacuum's first ANALYZE).
 const commitEventsPG = `
 WITH v AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
@@ -40,7 +49,7 @@ WITH v AS (
 		error = CASE WHEN v.fin THEN v.error ELSE m.error END,
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
-	WHERE m.id = v.id AND m.owner = $15 AND m.status IN ('pending', 'streaming')
+	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
 	RETURNING m.id, v.seq, m.session_id
 ), i AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)

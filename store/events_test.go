@@ -3,6 +3,7 @@ package store_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -195,4 +196,19 @@ func TestEventsKeepLogAfterError(t *testing.T) {
 			t.Fatalf("ListEvents = %v, %v; want seqs 1 and 2", seqs(got), err)
 		}
 	})
+}
+
+// TestCommitPlanProbesRunningMessages checks the plan PostgreSQL keeps for the event log's
+// commit on a fresh database: it must find the batch's messages through an index, not by
+// reading the whole messages table (which it would then do on every commit as the table
+// grew, until an ANALYZE replanned it).
+func TestCommitPlanProbesRunningMessages(t *testing.T) {
+	s := storetest.Postgres(t)
+	plan, err := s.ExplainCommitPlan(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plan, "Seq Scan on messages") || !strings.Contains(plan, "Index Scan") {
+		t.Errorf("the commit's generic plan reads messages without an index:\n%s", plan)
+	}
 }

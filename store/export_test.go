@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Hooks for the external test package (store_test), which cannot reach unexported names.
 
@@ -38,3 +41,37 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := s.db.ExecContext(ctx, s.db.Rebind(query), args...)
 	return err
 }
+
+// ExplainCommitPlan returns the plan PostgreSQL keeps for the event log's commit statement
+// once it plans it generically (as it does for a prepared statement from its sixth run).
+func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, `PREPARE commit_plan AS `+commitEventsPG); err != nil {
+		return "", err
+	}
+	nulls := strings.TrimSuffix(strings.Repeat("NULL, ", commitEventsParams), ", ")
+	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE commit_plan(`+nulls+`)`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		plan.WriteString(line + "\n")
+	}
+	return plan.String(), rows.Err()
+}
+
+// commitEventsParams is how many parameters commitEventsPG takes.
+const commitEventsParams = 41
