@@ -72,6 +72,8 @@ func TestTraceRedaction(t *testing.T) {
 		{"not JSON is kept", `plain`, `plain`},
 		{"nothing secret is kept as sent", `{"model":"m", "input":[{"role":"user","content":"hi"}]}`, `{"model":"m", "input":[{"role":"user","content":"hi"}]}`},
 		{"a secret in an unusual escape is still replaced", `{"headers":{"x-mcp-context":"t\u0031"}}`, `{"headers":{"x-mcp-context":"[redacted]"}}`},
+		{"a key in an escape is still read", `{"he\u0061ders":{"X-Any":"t1"},"\u0074oken":"t2"}`, `{"he\u0061ders":{"X-Any":"[redacted]"},"\u0074oken":"[redacted]"}`},
+		{"a secret deep in arrays", `{"a":[[{"b":[{"password":"p1"}]}]]}`, `{"a":[[{"b":[{"password":"[redacted]"}]}]]}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
