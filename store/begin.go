@@ -236,7 +236,8 @@ const writeTurnPG = `WITH s AS (
 	WHERE EXISTS (SELECT 1 FROM s)
 ), e AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)
-	SELECT * FROM unnest($46::text[], $47::bigint[], $48::text[], $49::text[], $50::timestamptz[])
+	SELECT * FROM unnest(string_to_array($46::text, E'\x1e'), $47::bigint[], string_to_array($48::text, E'\x1e'),
+		string_to_array($49::text, E'\x1e', ''), string_to_array($50::text, E'\x1e')::timestamptz[])
 	WHERE EXISTS (SELECT 1 FROM s)
 )
 SELECT count(*) FROM s`

@@ -212,3 +212,63 @@ func TestCommitPlanProbesRunningMessages(t *testing.T) {
 		t.Errorf("the commit's generic plan reads messages without an index:\n%s", plan)
 	}
 }
+
+// TestEventPayloadsRoundTrip commits batches whose payloads mix NULL and JSON in every
+// position, with the characters an encoding could trip on, and reads them back as written.
+func TestEventPayloadsRoundTrip(t *testing.T) {
+	tricky := `{"q":"\"quoted\" \\ back\\slash, {braces}, commas, NULL, \u001e escaped separator","zh":"你好","e":"😀"}`
+	cases := []struct {
+		name string
+		data []string // "" is NULL
+	}{
+		{"one NULL", []string{""}},
+		{"NULL last", []string{`{"a":1}`, ""}},
+		{"NULL first", []string{"", `{"a":1}`}},
+		{"only NULLs", []string{"", "", ""}},
+		{"NULL between", []string{`[1]`, "", `"s"`}},
+		{"tricky text", []string{tricky, `null`, `"NULL"`, `""`, tricky}},
+	}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, a := createTurn(t, s, newSession(t, s, "alice"), tc.name, "")
+				batch := events(a.ID, 1, int64(len(tc.data)))
+				for i, d := range tc.data {
+					batch[i].Data = store.JSON(d)
+				}
+				if err := commitEvents(ctx, s, batch); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.ListEvents(ctx, a.ID, 0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var data []string
+				for _, e := range got {
+					data = append(data, string(e.Data))
+				}
+				want := slices.Clone(tc.data)
+				for i, d := range want {
+					if d == "null" {
+						want[i] = "" // the literal null reads as NULL (store.JSON)
+					}
+				}
+				if diff := cmp.Diff(want, data); diff != "" {
+					t.Errorf("payloads read back (-written +read):\n%s", diff)
+				}
+			})
+		}
+		t.Run("a payload that is not JSON is refused with its batch", func(t *testing.T) {
+			_, a := createTurn(t, s, newSession(t, s, "alice"), "bad", "")
+			batch := events(a.ID, 1, 3)
+			batch[1].Data = store.JSON("{\"a\":\"x\x1ey\"}") // a raw control byte: not JSON
+			if err := commitEvents(ctx, s, batch); err == nil {
+				t.Fatal("CommitEvents with a payload that is not JSON = nil, want an error")
+			}
+			if got, _ := s.ListEvents(ctx, a.ID, 0, 0); len(got) != 0 {
+				t.Errorf("a refused batch wrote seqs %v", seqs(got))
+			}
+		})
+	})
+}

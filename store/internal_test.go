@@ -170,3 +170,24 @@ func TestDeliverOverflow(t *testing.T) {
 		t.Errorf("after overflow (-want +got):\n%s", diff)
 	}
 }
+
+func TestTextListRefusesWhatWouldShiftIt(t *testing.T) {
+	cases := []struct {
+		name string
+		elem string
+	}{
+		{"record separator", "{\"a\":\"x\x1ey\"}"},
+		{"NUL", "{\"a\":\"x\x00y\"}"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newTextList(0)
+			if err := l.add([]byte(tc.elem)); err == nil {
+				t.Errorf("add(%q) = nil, want an error", tc.elem)
+			}
+			if v, _ := l.Value(); v != "" {
+				t.Errorf("a refused element was kept: %q", v)
+			}
+		})
+	}
+}

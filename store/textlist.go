@@ -1,0 +1,75 @@
+package store
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"errors"
+	"strings"
+	"time"
+)
+
+// textListSep separates the elements of a textList: the ASCII record separator, which no
+// element can hold. JSON text never holds a raw control character (RFC 8259 §7: in strings
+// they are escaped, and outside them only whitespace may appear), and the other lists are
+// of ids, event names and formatted times, all written by the server.
+const textListSep = '\x1e'
+
+// errTextListElement refuses an element that holds the separator or a NUL.
+var errTextListElement = errors.New("store: a list element holds a control byte")
+
+// textList is a list of texts, some NULL, sent as one text parameter that PostgreSQL
+// splits: string_to_array($n::text, E'\x1e', ”) for a list that may hold NULLs (” marks
+// one, so such a list must not hold empty texts; no JSON text is empty), or without the
+// third argument for one that holds none. An empty list is ”, which splits to no
+// elements; unnest pads a shorter array with NULLs, so a list of one NULL reads the same.
+//
+// It replaces pq.Array for the event log's rows: an array literal quotes every element and
+// escapes every quote in it (a JSON text is full of them), through reflection for a slice
+// of nullable strings, and PostgreSQL's array parser undoes it all again; here each element
+// is copied once, side by side. BenchmarkCommitArgs (a commit of 180 events): 330 µs,
+// 1302 allocations before; 96 µs, 183 allocations with textLists and fastjson's validator.
+type textList struct {
+	b []byte
+	n int
+}
+
+// newTextList returns a list with room for size bytes of elements and separators.
+func newTextList(size int) *textList { return &textList{b: make([]byte, 0, size)} }
+
+// add appends t, or NULL when t is nil (only for a list split with the NULL marker). An
+// element that holds the separator is refused, so it can never shift the elements after it.
+func (l *textList) add(t []byte) error {
+	if bytes.IndexByte(t, textListSep) >= 0 || bytes.IndexByte(t, 0) >= 0 {
+		return errTextListElement
+	}
+	l.sep()
+	l.b = append(l.b, t...)
+	return nil
+}
+
+// addString appends s (see add).
+func (l *textList) addString(s string) error {
+	if strings.IndexByte(s, textListSep) >= 0 || strings.IndexByte(s, 0) >= 0 {
+		return errTextListElement
+	}
+	l.sep()
+	l.b = append(l.b, s...)
+	return nil
+}
+
+// addTime appends t as a timestamptz literal, to the microsecond PostgreSQL keeps.
+func (l *textList) addTime(t time.Time) {
+	l.sep()
+	l.b = t.AppendFormat(l.b, pgTime)
+}
+
+// sep starts the next element.
+func (l *textList) sep() {
+	if l.n > 0 {
+		l.b = append(l.b, textListSep)
+	}
+	l.n++
+}
+
+// Value implements driver.Valuer: the elements, joined.
+func (l *textList) Value() (driver.Value, error) { return string(l.b), nil }
