@@ -75,3 +75,10 @@ func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
 
 // commitEventsParams is how many parameters commitEventsPG takes.
 const commitEventsParams = 41
+
+// QueryString runs a query that returns one text value.
+func (s *Store) QueryString(ctx context.Context, query string, args ...any) (string, error) {
+	var v string
+	err := s.db.GetContext(ctx, &v, s.db.Rebind(query), args...)
+	return v, err
+}

@@ -56,7 +56,7 @@ func TestMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user"}, first); diff != "" {
+			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast"}, first); diff != "" {
 				t.Errorf("first Migrate (-want +got):\n%s", diff)
 			}
 			second, err := fresh.Migrate(ctx)
@@ -110,7 +110,7 @@ func TestMigrate(t *testing.T) {
 			}
 			wg.Wait()
 			all := slices.Concat(applied...)
-			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user"}
+			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast"}
 			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, want) {
 				t.Errorf("concurrent Migrate: applied %v, errors %v; want %v once", applied, errs, want)
 			}
@@ -207,4 +207,27 @@ func TestOpen(t *testing.T) {
 			t.Error("Open(port 1) = nil, want an error")
 		}
 	})
+}
+
+// TestLargeColumnsUseLZ4 checks 0008 on PostgreSQL: where the server has lz4, a trace body
+// written after it is stored with lz4; where it has not, the column keeps pglz.
+func TestLargeColumnsUseLZ4(t *testing.T) {
+	s := storetest.Postgres(t)
+	ctx := t.Context()
+	hasLZ4, err := s.QueryString(ctx, `SELECT CASE WHEN 'lz4' = ANY(enumvals) THEN 'yes' ELSE 'no' END
+		FROM pg_settings WHERE name = 'default_toast_compression'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"yes": "l", "no": ""}[hasLZ4]
+	for _, col := range []struct{ table, column string }{{"message_traces", "body"}, {"messages", "metadata"}, {"message_events", "data"}} {
+		got, err := s.QueryString(ctx, `SELECT attcompression::text FROM pg_attribute
+			WHERE attrelid = ?::regclass AND attname = ?`, col.table, col.column)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s.%s compression %q, want %q (server has lz4: %s)", col.table, col.column, got, want, hasLZ4)
+		}
+	}
 }
