@@ -124,6 +124,9 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 		if ignorable(o, f.name) {
 			return Event{}, false, nil
 		}
+		if ev, ok := completedOf(o, f.name); ok {
+			return ev, true, nil
+		}
 	}
 	return st.parseAny(f)
 }
