@@ -136,7 +136,7 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 	}
 	args := []any{pq.Array(ids), pq.Array(seqs), pq.Array(statuses), pq.Array(fins)}
 	for _, col := range text {
-		args = append(args, pq.Array(col))
+		args = append(args, nullableTexts(col))
 	}
 	recArgs, err := recordArrays(msgs)
 	if err != nil {
@@ -211,7 +211,7 @@ func callArrays(calls []MCPCall) ([]any, error) {
 		outputs[i], errs[i], statuses[i], outcomes[i] = c.Output, c.Error, string(c.Status), c.Outcome
 		durations[i], times[i], attempts[i] = c.DurationMS, c.CreatedAt.Format(pgTime), int64(c.Attempt)
 	}
-	return []any{pq.Array(ids), pq.Array(msgs), pq.Array(labels), pq.Array(names), pq.Array(args), pq.Array(outputs),
+	return []any{pq.Array(ids), pq.Array(msgs), pq.Array(labels), pq.Array(names), nullableTexts(args), pq.Array(outputs),
 		pq.Array(errs), pq.Array(statuses), pq.Array(durations), pq.Array(times), pq.Array(attempts), pq.Array(outcomes)}, nil
 }
 

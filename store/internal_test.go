@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"encoding/json"
 	"testing"
 
@@ -190,4 +191,48 @@ func TestTextListRefusesWhatWouldShiftIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNullableTextsWritesPQsLiteral holds nullableTexts to the literal pq.Array writes for
+// the same []sql.NullString, which PostgreSQL has always read back as written.
+func TestNullableTextsWritesPQsLiteral(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []sql.NullString
+	}{
+		{"nil", nil},
+		{"empty", []sql.NullString{}},
+		{"NULLs", []sql.NullString{{}, {}}},
+		{"plain and NULL", []sql.NullString{{String: "a", Valid: true}, {}, {String: "", Valid: true}}},
+		{"quotes, backslashes, braces, commas", []sql.NullString{{String: `{"a":"b\\c"}, x`, Valid: true}, {String: `NULL`, Valid: true}}},
+		{"unicode and newlines", []sql.NullString{{String: "你好\n😀\t\x1e", Valid: true}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := pq.Array(tc.in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := nullableTexts(tc.in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("nullableTexts = %#v, pq.Array = %#v", got, want)
+			}
+		})
+	}
+}
+
+// FuzzNullableTexts holds nullableTexts to pq.Array's literal for any texts.
+func FuzzNullableTexts(f *testing.F) {
+	f.Add(`a"b`, `c\d`, uint8(2))
+	f.Add(`{}`, `NULL`, uint8(0))
+	f.Fuzz(func(t *testing.T, a, b string, nulls uint8) {
+		in := []sql.NullString{{String: a, Valid: nulls&1 == 0}, {String: b, Valid: nulls&2 == 0}, {}}
+		want, _ := pq.Array(in).Value()
+		if got, _ := nullableTexts(in).Value(); got != want {
+			t.Fatalf("nullableTexts = %#v, pq.Array = %#v", got, want)
+		}
+	})
 }
