@@ -124,8 +124,11 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 		if ignorable(o, f.name) {
 			return Event{}, false, nil
 		}
-		if ev, ok := completedOf(o, f.name); ok {
-			return ev, true, nil
+		if ev, terminal, ok := responseEventOf(o, f.name); ok {
+			if ev.Kind == EventCreated {
+				ev.UpstreamRequestID = st.requestID
+			}
+			return ev, terminal, nil
 		}
 	}
 	return st.parseAny(f)

@@ -7,9 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// completedFrames are response.completed frames: the shapes servers send, and the ones the
-// fast path must leave to encoding/json or read exactly as it does.
-var completedFrames = []struct {
+// responseFrames are response.created and response.completed frames: the shapes servers
+// send, and the ones the fast path must leave to encoding/json or read exactly as it does.
+var responseFrames = []struct {
 	name, event, data string
 	fast              bool // completedOf answers
 }{
@@ -23,7 +23,11 @@ var completedFrames = []struct {
 	{"a null usage", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1},"usage":null}}`, true},
 	{"a null count keeps the earlier one", "response.completed", `{"type":"response.completed","response":{"usage":{"total_tokens":3,"total_tokens":null}}}`, true},
 	{"an error object with a numeric code", "response.completed", `{"type":"response.completed","response":{"id":"r","error":{"code":5,"message":"m"}}}`, true},
-	{"another event", "response.created", `{"type":"response.created","response":{"id":"r"}}`, false},
+	{"created", "response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"m","output":[],"usage":null}}`, true},
+	{"created with usage", "response.created", `{"type":"response.created","response":{"id":"r","usage":{"input_tokens":3}}}`, true},
+	{"created, typed by the SSE name only", "response.created", `{"response":{"id":"r"}}`, true},
+	{"another event", "response.in_progress", `{"type":"response.in_progress","response":{"id":"r"}}`, false},
+	{"a type the SSE name contradicts", "response.created", `{"type":"response.failed","response":{"id":"r"}}`, false},
 	{"a fractional count", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1.5}}}`, false},
 	{"an exponent count", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1e2}}}`, false},
 	{"a count out of range", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":99999999999999999999}}}`, false},
@@ -36,60 +40,53 @@ var completedFrames = []struct {
 	{"a type that is no string", "response.completed", `{"type":1,"response":{"id":"r"}}`, false},
 }
 
-// TestCompletedOf checks the fast path against encoding/json's reading of the same frames.
-func TestCompletedOf(t *testing.T) {
-	for _, tc := range completedFrames {
+// TestResponseEventOf checks the fast path against encoding/json's reading of the same
+// frames.
+func TestResponseEventOf(t *testing.T) {
+	for _, tc := range responseFrames {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &streamState{}
+			st := &streamState{requestID: "req-1"}
 			f := frame{name: tc.event, data: []byte(tc.data)}
 			o := st.strict(f)
 			if o == nil {
 				t.Fatal("strict refused the frame")
 			}
-			got, ok := completedOf(o, f.name)
-			if ok != tc.fast {
-				t.Fatalf("completedOf answered %v, want %v", ok, tc.fast)
+			if _, _, ok := responseEventOf(o, f.name); ok != tc.fast {
+				t.Fatalf("responseEventOf answered %v, want %v", ok, tc.fast)
 			}
-			if !ok {
-				return
-			}
-			want, terminal, err := st.parseAny(f)
-			if err != nil || !terminal {
-				t.Fatalf("encoding/json: terminal %v, err %v", terminal, err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("fast path differs from encoding/json (-json +fast):\n%s", diff)
-			}
+			sameAsEncodingJSON(t, st, f)
 		})
 	}
 }
 
-// FuzzCompleted holds the fast path to encoding/json: whenever it answers, the general path
-// must read the same terminal event.
-func FuzzCompleted(f *testing.F) {
-	for _, tc := range completedFrames {
-		f.Add([]byte(tc.data), tc.event == "response.completed")
+// sameAsEncodingJSON fails when parse and parseAny read f differently.
+func sameAsEncodingJSON(t *testing.T, st *streamState, f frame) {
+	t.Helper()
+	got, gotTerminal, gotErr := st.parse(f)
+	want, wantTerminal, wantErr := st.parseAny(f)
+	if (gotErr != nil) != (wantErr != nil) || gotTerminal != wantTerminal {
+		t.Fatalf("frame %q: parse gives terminal %v, err %v; encoding/json terminal %v, err %v", f.data, gotTerminal, gotErr, wantTerminal, wantErr)
 	}
-	f.Fuzz(func(t *testing.T, data []byte, named bool) {
-		fr := frame{data: data}
-		if named {
-			fr.name = "response.completed"
-		}
-		st := &streamState{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("frame %q (-json +fast):\n%s", f.data, diff)
+	}
+}
+
+// FuzzResponseEvent holds the fast path to encoding/json: whenever it answers, the general
+// path must read the same event.
+func FuzzResponseEvent(f *testing.F) {
+	for _, tc := range responseFrames {
+		f.Add([]byte(tc.data), tc.event)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		st := &streamState{requestID: "req-1"}
+		fr := frame{name: name, data: data}
 		o := st.strict(fr)
 		if o == nil {
 			return
 		}
-		got, ok := completedOf(o, fr.name)
-		if !ok {
-			return
-		}
-		want, terminal, err := st.parseAny(fr)
-		if err != nil || !terminal {
-			t.Fatalf("fast path read %q as %+v; encoding/json: terminal %v, err %v", data, got, terminal, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("frame %q (-json +fast):\n%s", data, diff)
+		if _, _, ok := responseEventOf(o, fr.name); ok {
+			sameAsEncodingJSON(t, st, fr)
 		}
 	})
 }
@@ -97,7 +94,7 @@ func FuzzCompleted(f *testing.F) {
 // BenchmarkCompletedFrame is the terminal event of a turn, its reply repeated in output,
 // read by parse (the fast path) and by parseAny (encoding/json, what parse did before).
 func BenchmarkCompletedFrame(b *testing.B) {
-	data := []byte(strings.Replace(completedFrames[0].data, fullText, fullText+fullText, 1))
+	data := []byte(strings.Replace(responseFrames[0].data, fullText, fullText+fullText, 1))
 	f := frame{name: "response.completed", data: data}
 	for _, path := range []struct {
 		name  string

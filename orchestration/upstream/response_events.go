@@ -7,17 +7,18 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// completedOf reads response.completed from o, the frame strict parsed, without
-// encoding/json. The event repeats the whole response, its output (the reply) included,
-// and decoding it into wireEvent was 4% of Phaseflow's CPU per turn in a c=16 profile. Like
-// deltaOf and ignorable, it answers only where encoding/json would read the frame without
-// error and the same way: any field of the wrong type for wireEvent or wireResponse, or a
-// key they would match only by case folding, leaves the frame to parseAny. Repeated keys
-// are read as encoding/json reads them: the last wins, and a null leaves the field as it was.
-func completedOf(o *fastjson.Object, name string) (Event, bool) {
+// responseEventOf reads response.created and response.completed from o, the frame strict
+// parsed, without encoding/json. Both carry the response object, and the terminal event
+// repeats the whole reply in it: decoding it into wireEvent was 4% of Phaseflow's CPU per
+// turn in a c=16 profile. Like deltaOf and ignorable, it answers only where encoding/json
+// would read the frame without error and the same way: any field of the wrong type for
+// wireEvent or wireResponse, or a key they would match only by case folding, leaves the
+// frame to parseAny. Repeated keys are read as encoding/json reads them: the last wins, and
+// a null leaves a string or count as it was and makes a pointer nil. The event is what
+// parseAny makes of the frame, except created's UpstreamRequestID, which the caller sets.
+func responseEventOf(o *fastjson.Object, name string) (ev Event, terminal, ok bool) {
 	var typ *fastjson.Value
-	ev := Event{Kind: EventCompleted}
-	ok := true
+	ok = true
 	o.Visit(func(key []byte, v *fastjson.Value) {
 		switch string(key) {
 		case "type":
@@ -33,10 +34,17 @@ func completedOf(o *fastjson.Object, name string) (Event, bool) {
 			ok = ok && !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
 		}
 	})
-	if !ok || !isString(typ, "response.completed", name) {
-		return Event{}, false
+	switch {
+	case !ok:
+		return Event{}, false, false
+	case isString(typ, "response.completed", name):
+		ev.Kind = EventCompleted
+		return ev, true, true
+	case isString(typ, "response.created", name):
+		ev.Kind, ev.Usage = EventCreated, nil // parseAny's created takes the id and model only
+		return ev, false, true
 	}
-	return ev, true
+	return Event{}, false, false
 }
 
 // readResponse reads a response value into ev's id, model and usage as encoding/json reads
