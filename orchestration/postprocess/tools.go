@@ -1,6 +1,7 @@
 package postprocess
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/phaseflow/phaseflow/store"
@@ -32,7 +33,12 @@ func succeededLater(rest []store.ToolCall, failed store.ToolCall) bool {
 }
 
 // sameJSON compares two JSON values by meaning, so key order and spacing do not matter.
+// The same bytes mean the same (a retried call usually repeats its arguments exactly), so
+// only texts that differ are decoded and encoded again.
 func sameJSON(a, b store.JSON) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
 	var va, vb any
 	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
 		return string(a) == string(b)
