@@ -69,9 +69,11 @@ WITH v AS (
 	JOIN u ON u.id = c.message_id
 ), t AS (
 	INSERT INTO message_traces (message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
-	SELECT t.message_id, t.attempt, t.seq, t.method, t.url, t.headers, t.body, t.truncated, t.sent_at
-	FROM unnest($33::text[], $34::int[], $35::int[], $36::text[], $37::text[], $38::text[], $39::text[],
-		$40::bool[], $41::timestamptz[])
+	SELECT t.message_id, t.attempt, t.seq, COALESCE(t.method, ''), COALESCE(t.url, ''), t.headers,
+		COALESCE(t.body, ''), t.truncated, t.sent_at -- a lone empty text splits to no element
+	FROM unnest(string_to_array($33::text, E'\x1e'), $34::int[], $35::int[], string_to_array($36::text, E'\x1e'),
+		string_to_array($37::text, E'\x1e'), string_to_array($38::text, E'\x1e'), string_to_array($39::text, E'\x1e'),
+		$40::bool[], string_to_array($41::text, E'\x1e')::timestamptz[])
 		AS t(message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
 	WHERE t.message_id IN (SELECT id FROM u)
 )
@@ -215,21 +217,31 @@ func callArrays(calls []MCPCall) ([]any, error) {
 		pq.Array(errs), pq.Array(statuses), pq.Array(durations), pq.Array(times), pq.Array(attempts), pq.Array(outcomes)}, nil
 }
 
-// traceArrays is traces as nine arrays, in commitEventsPG's order.
+// traceArrays is traces as commitEventsPG's nine parameters: the texts and times as
+// textLists (a body is a request's JSON, kilobytes of quotes that an array literal escaped
+// one by one), the numbers and flags as arrays.
 func traceArrays(traces []Trace) ([]any, error) {
 	n := len(traces)
-	msgs, attempts, seqs, methods, urls := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n), make([]string, n)
-	headers, bodies, truncated, times := make([]string, n), make([]string, n), make([]bool, n), make([]string, n)
+	size := 0
+	for _, t := range traces {
+		size += len(t.Body) + 1
+	}
+	msgs, methods, urls, headers, bodies, times := newTextList(n*37), newTextList(n*5), newTextList(n*64), newTextList(n*64), newTextList(size), newTextList(n*28)
+	attempts, seqs, truncated := make([]int64, n), make([]int64, n), make([]bool, n)
 	for i, t := range traces {
-		msgs[i], attempts[i], seqs[i], methods[i], urls[i] = t.MessageID, int64(t.Attempt), int64(t.Seq), t.Method, t.URL
+		attempts[i], seqs[i], truncated[i] = int64(t.Attempt), int64(t.Seq), t.Truncated
 		h, err := jsonText(t.Headers)
 		if err != nil {
 			return nil, fmt.Errorf("message %s: trace %d/%d: headers: %w", t.MessageID, t.Attempt, t.Seq, err)
 		}
-		headers[i], bodies[i], truncated[i], times[i] = h.String, t.Body, t.Truncated, t.SentAt.Format(pgTime)
+		times.addTime(t.SentAt)
+		err = errors.Join(msgs.addString(t.MessageID), methods.addString(t.Method), urls.addString(textOnly(t.URL)),
+			headers.addString(h.String), bodies.addString(textOnly(t.Body)))
+		if err != nil {
+			return nil, fmt.Errorf("message %s: trace %d/%d: %w", t.MessageID, t.Attempt, t.Seq, err)
+		}
 	}
-	return []any{pq.Array(msgs), pq.Array(attempts), pq.Array(seqs), pq.Array(methods), pq.Array(urls),
-		pq.Array(headers), pq.Array(bodies), pq.Array(truncated), pq.Array(times)}, nil
+	return []any{msgs, pq.Array(attempts), pq.Array(seqs), methods, urls, headers, bodies, pq.Array(truncated), times}, nil
 }
 
 // eventArrays lays events out for an unnest into message_events: message ids, names,

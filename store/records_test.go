@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/phaseflow/phaseflow/store"
@@ -60,6 +61,19 @@ func TestRecordsGoWithTheTerminalEvent(t *testing.T) {
 				}
 			})
 		}
+
+		t.Run("traces read back as written", func(t *testing.T) {
+			bodies := []string{`{"input":"\"quoted\" \\ back\\slash, {braces}, 你好 😀"}`, ``}
+			for i, body := range bodies {
+				_, m := createTurn(t, s, newSession(t, s, "alice"), fmt.Sprintf("trace %d", i), "")
+				m.Records = &store.TurnRecords{Traces: []store.Trace{{Attempt: 1, Seq: 1, Method: "POST", URL: "http://up/v1/responses?a=1,2", Body: body}}}
+				finish(t, s, m, store.StatusCompleted)
+				got, err := s.ListTraces(ctx, m.ID, "alice", false)
+				if err != nil || len(got) != 1 || got[0].Body != body || got[0].URL != "http://up/v1/responses?a=1,2" || got[0].Method != "POST" {
+					t.Fatalf("ListTraces = %+v, %v; want the body %q as written", got, err, body)
+				}
+			}
+		})
 
 		t.Run("a message this replica does not own records nothing", func(t *testing.T) {
 			_, b := createTurn(t, s, newSession(t, s, "alice"), "two", "")

@@ -76,6 +76,16 @@ func (l *textList) sep() {
 // Value implements driver.Valuer: the elements, joined.
 func (l *textList) Value() (driver.Value, error) { return string(l.b), nil }
 
+// textOnly is s with the separator and NUL (neither of which a trace's URL or body, JSON or
+// its prefix, should hold) replaced by U+FFFD: a record is kept, whatever it holds, and
+// never fails the commit that carries it.
+func textOnly(s string) string {
+	if strings.IndexByte(s, textListSep) < 0 && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.NewReplacer(string(textListSep), "\uFFFD", "\x00", "\uFFFD").Replace(s)
+}
+
 // nullableTexts is a text[] parameter that may hold NULLs, for texts that can hold any
 // character (a reply's content). pq.Array takes a []sql.NullString through reflection,
 // element by element; this writes the same array literal directly: NULL bare, every other
