@@ -18,17 +18,17 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // fences each message row (status, outcome, last_event_id), inserts the events of the rows it
 // could write, the records of the messages it ends (their MCP calls and upstream traces, so
 // they exist exactly when the message has ended under the owner's fence), and notifies per
-// message. Its text is fixed (arrays, not a VALUES list), so it is prepared once per
-// connection and PostgreSQL plans it once.
+// message. Its text is fixed (arrays and joined texts, not a VALUES list), so it is
+// prepared once per connection and PostgreSQL plans it once.
 //
 // That one plan is made while the tables are small (a connection's sixth run) and kept
 // until an ANALYZE of them. The UPDATE's condition is therefore the whole of
-// runningAssistant (qualified: v has a status too), role included: it matches the partial index of the owner's running
-// messages, which stays as small as the replica's running turns, and the plan reads that
-// index. With the role left out, the only index was the primary key, and against a guess
-// of 10 rows from the unnest, a sequential scan of a still-small table was cheaper: the
-// plan then read the whole messages table on every commit as it grew (on a fresh database,
-// until autovacuum's first ANALYZE).
+// runningAssistant (qualified: v has a status too), role included: it matches the partial
+// index of the owner's running messages, which stays as small as the replica's running
+// turns, and the plan reads that index. With the role left out, the only index was the
+// primary key, and against a guess of 10 rows from the unnest, a sequential scan of a
+// still-small table was cheaper: the plan then read the whole messages table on every
+// commit as it grew (on a fresh database, until autovacuum's first ANALYZE).
 const commitEventsPG = `
 WITH v AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],

@@ -22,9 +22,9 @@ import (
 // user's ($4); a new row must name a session of the user, or none. The session is written
 // only if the strategy was; the strategy columns come back NULL when it was not.
 //
-// Arguments: $1 message id, $2 owner; $3 strategy id, $4 user, $5 session (” for none),
+// Arguments: $1 message id, $2 owner; $3 strategy id, $4 user, $5 session (empty for none),
 // $6–$9 the insert's name, spec, status and backtest status, $10 now; $11–$14 the update's
-// name, spec (NULL to keep), status and backtest status (” to keep); $15–$22 the session's
+// name, spec (NULL to keep), status and backtest status (empty to keep); $15–$22 the session's
 // title, locale, phase, status, artifacts, metadata, previous response id and id.
 const settleStrategyPG = `
 WITH f AS (

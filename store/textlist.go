@@ -19,10 +19,11 @@ const textListSep = '\x1e'
 var errTextListElement = errors.New("store: a list element holds a control byte")
 
 // textList is a list of texts, some NULL, sent as one text parameter that PostgreSQL
-// splits: string_to_array($n::text, E'\x1e', ”) for a list that may hold NULLs (” marks
-// one, so such a list must not hold empty texts; no JSON text is empty), or without the
-// third argument for one that holds none. An empty list is ”, which splits to no
-// elements; unnest pads a shorter array with NULLs, so a list of one NULL reads the same.
+// splits with string_to_array. A list that may hold NULLs is split with a third argument,
+// the empty text, which marks a NULL (so such a list holds no empty texts; no JSON text is
+// empty); a list that holds none is split without it. An empty list is the empty text,
+// which splits to no elements: unnest pads a shorter array with NULLs, so a list of one
+// NULL reads the same, and a statement turns a lone empty text back with COALESCE.
 //
 // It replaces pq.Array for the event log's rows: an array literal quotes every element and
 // escapes every quote in it (a JSON text is full of them), through reflection for a slice
