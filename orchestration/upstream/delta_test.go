@@ -52,6 +52,7 @@ func FuzzParseDelta(f *testing.F) {
 		`{"type":"response.output_text.delta","delta":"Hi","logprobs":[],"obfuscation":"x"}`,
 		`{"delta":"no type"}`,
 		`{"type":"response.output_text.delta","delta":"a","delta":"b"}`,
+		`{"type":"response.output_text.done","type":null,"delta":"a later null type"}`,
 		`{"type":"","delta":"empty type"}`,
 		`{"type":"response.output_text.delta","delta":"\ud800 lone surrogate \u00e9 \"q\" \\ \n"}`,
 		`{"type":"response.output_text.delta","delta":"` + "\xff" + `"}`,

@@ -48,8 +48,11 @@ func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok boo
 	o.Visit(func(key []byte, v *fastjson.Value) {
 		switch k := string(key); k {
 		case "type":
+			if v.Type() == fastjson.TypeNull {
+				break // a null leaves the string field as an earlier key set it
+			}
 			b, err := v.StringBytes()
-			typ, ok = string(b), ok && (err == nil || v.Type() == fastjson.TypeNull)
+			typ, ok = string(b), ok && err == nil
 		case "delta", "item_id", "message":
 			ok = ok && stringOrNull(v)
 		case "item":

@@ -35,6 +35,7 @@ func TestIgnorable(t *testing.T) {
 		{"a case-folded item type", "response.output_item.done", `{"type":"response.output_item.done","item":{"Type":"mcp_call"}}`, false},
 		{"a delta that is no string", "response.mcp_call_arguments.delta", `{"type":"response.mcp_call_arguments.delta","delta":5}`, false},
 		{"a type that is no string", "x", `{"type":7}`, false},
+		{"a later null type keeps the earlier one", "response.output_text.done", `{"type":"response.created","type":null}`, false},
 		{"an escape encoding/json refuses", "response.output_text.done", `{"type":"response.output_text.done","text":"\0"}`, false},
 		{"malformed", "response.output_text.done", `{"type":"response.output_text.done"`, false},
 	}

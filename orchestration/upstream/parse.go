@@ -206,7 +206,7 @@ func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 	o.Visit(func(key []byte, v *fastjson.Value) { // the last of repeated keys wins, as in encoding/json
 		switch {
 		case string(key) == "type":
-			typ = v
+			typ = lastSet(typ, v)
 		case string(key) == "delta":
 			delta = v
 		case bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("delta")):
@@ -270,6 +270,15 @@ func escapeLen(rest []byte) int {
 		return 5
 	}
 	return 0
+}
+
+// lastSet is the value a string field holds after a repeated key: the later value, unless
+// it is null, which encoding/json reads as "leave the field as it was".
+func lastSet(earlier, later *fastjson.Value) *fastjson.Value {
+	if earlier != nil && later.Type() == fastjson.TypeNull {
+		return earlier
+	}
+	return later
 }
 
 // isString reports whether v, the frame's type field, names want: as a string, or absent

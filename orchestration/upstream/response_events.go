@@ -22,7 +22,7 @@ func responseEventOf(o *fastjson.Object, name string) (ev Event, terminal, ok bo
 	o.Visit(func(key []byte, v *fastjson.Value) {
 		switch string(key) {
 		case "type":
-			typ = v
+			typ = lastSet(typ, v)
 		case "response":
 			ok = ok && readResponse(v, &ev)
 		case "delta", "item_id", "message":

@@ -28,6 +28,7 @@ var responseFrames = []struct {
 	{"created, typed by the SSE name only", "response.created", `{"response":{"id":"r"}}`, true},
 	{"another event", "response.in_progress", `{"type":"response.in_progress","response":{"id":"r"}}`, false},
 	{"a type the SSE name contradicts", "response.created", `{"type":"response.failed","response":{"id":"r"}}`, false},
+	{"a later null type keeps the earlier one", "response.created", `{"type":"response.completed","type":null,"response":{"id":"r"}}`, true},
 	{"a fractional count", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1.5}}}`, false},
 	{"an exponent count", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1e2}}}`, false},
 	{"a count out of range", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":99999999999999999999}}}`, false},
