@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -95,11 +96,7 @@ func (s *Store) updateSession(ctx context.Context, e sqlx.ExecerContext, sess *S
 // writeSession writes sess's mutable fields where its row matches, and cond (an extra
 // " AND …" with its args) holds; it returns the rows written.
 func (s *Store) writeSession(ctx context.Context, e sqlx.ExecerContext, sess *Session, cond string, condArgs ...any) (int64, error) {
-	sess.UpdatedAt = now()
-	sess.Artifacts = emptyObject(sess.Artifacts)
-	sess.Metadata = emptyObject(sess.Metadata)
-	args := append([]any{sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata,
-		sess.PreviousResponseID, sess.UpdatedAt, sess.ID, sess.UserID}, condArgs...)
+	args := append(append(sess.written(now()), sess.UpdatedAt, sess.ID, sess.UserID), condArgs...)
 	res, err := s.execFixed(ctx, e, `UPDATE sessions SET title = ?, locale = ?, phase = ?,
 		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
 		WHERE id = ? AND user_id = ?`+cond, args...)
@@ -111,6 +108,15 @@ func (s *Store) writeSession(ctx context.Context, e sqlx.ExecerContext, sess *Se
 		return 0, fmt.Errorf("store: update session: %w", err)
 	}
 	return n, nil
+}
+
+// written stamps sess as written at at, fills its empty JSON columns, and returns the
+// mutable fields a session write sets, in the order both writers' statements name them
+// (title, locale, phase, status, artifacts, metadata, previous_response_id).
+func (sess *Session) written(at time.Time) []any {
+	sess.UpdatedAt = at
+	sess.Artifacts, sess.Metadata = emptyObject(sess.Artifacts), emptyObject(sess.Metadata)
+	return []any{sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata, sess.PreviousResponseID}
 }
 
 // utc puts the times of a scanned session in UTC: lib/pq returns the server's offset and

@@ -103,12 +103,10 @@ func settleStrategyArgs(st *Settlement) []any {
 	if !strat.Spec.IsNull() {
 		spec = strat.Spec
 	}
-	sess.UpdatedAt = at
-	sess.Artifacts, sess.Metadata = emptyObject(sess.Artifacts), emptyObject(sess.Metadata)
-	return []any{
+	args := []any{
 		st.MessageID, st.Owner,
 		strat.ID, strat.UserID, strat.SessionID, ins.Name, ins.Spec, ins.Status, ins.BacktestStatus, at,
 		strat.Name, spec, strat.Status, strat.BacktestStatus,
-		sess.Title, sess.Locale, sess.Phase, sess.Status, sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.ID,
 	}
+	return append(append(args, sess.written(at)...), sess.ID)
 }

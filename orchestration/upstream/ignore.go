@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/valyala/fastjson"
 )
@@ -53,33 +54,52 @@ func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok boo
 			}
 			b, err := v.StringBytes()
 			typ, ok = string(b), ok && err == nil
-		case "delta", "item_id", "message":
-			ok = ok && stringOrNull(v)
-		case "item":
-			item = v
-			ok = ok && (v.Type() == fastjson.TypeNull || v.Type() == fastjson.TypeObject && itemFieldsRead(v.GetObject()))
 		case "response":
 			ok = false // decoded into a typed struct: left to encoding/json
-		case "error", "code":
-			// raw JSON: any value reads
+		case "item":
+			item, ok = v, ok && readsAsWireEvent(key, v)
 		default:
-			ok = ok && !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
+			ok = ok && readsAsWireEvent(key, v)
 		}
 	})
 	return typ, item, ok
 }
 
-// itemFieldsRead reports whether encoding/json reads an item object into wireItem without
-// error: its string fields are strings or null, and no key differs from one only by case.
-func itemFieldsRead(o *fastjson.Object) bool {
+// readsAsWireEvent reports whether encoding/json reads key: v, a field of an event other
+// than type and response, into wireEvent without error and as the fastjson paths assume:
+// its string fields are strings or null, its item an object wireItem reads (or null), and
+// no other key matches a field only by case.
+func readsAsWireEvent(key []byte, v *fastjson.Value) bool {
+	switch string(key) {
+	case "delta", "item_id", "message":
+		return stringOrNull(v)
+	case "item":
+		return objectRead(v, []string{"id", "type", "status", "server_label", "name", "arguments"}, []string{"output", "error"})
+	case "error", "code":
+		return true // raw JSON: any value reads
+	}
+	return !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
+}
+
+// objectRead reports whether encoding/json reads v into a struct whose fields are strs
+// (each a string or null) and raws (any value): v is null or an object, and no other key of
+// it matches one of them by case.
+func objectRead(v *fastjson.Value, strs, raws []string) bool {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return true
+	case fastjson.TypeObject:
+	default:
+		return false
+	}
 	ok := true
-	o.Visit(func(key []byte, v *fastjson.Value) {
-		switch string(key) {
-		case "id", "type", "status", "server_label", "name", "arguments":
-			ok = ok && stringOrNull(v)
-		case "output", "error":
+	v.GetObject().Visit(func(key []byte, x *fastjson.Value) {
+		switch k := string(key); {
+		case slices.Contains(strs, k):
+			ok = ok && stringOrNull(x)
+		case slices.Contains(raws, k):
 		default:
-			ok = ok && !foldsTo(key, "id", "type", "status", "server_label", "name", "arguments", "output", "error")
+			ok = ok && !foldsTo(key, strs...) && !foldsTo(key, raws...)
 		}
 	})
 	return ok

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/valyala/fastjson"
@@ -25,13 +24,8 @@ func responseEventOf(o *fastjson.Object, name string) (ev Event, terminal, ok bo
 			typ = lastSet(typ, v)
 		case "response":
 			ok = ok && readResponse(v, &ev)
-		case "delta", "item_id", "message":
-			ok = ok && stringOrNull(v)
-		case "item":
-			ok = ok && (v.Type() == fastjson.TypeNull || v.Type() == fastjson.TypeObject && itemFieldsRead(v.GetObject()))
-		case "error", "code": // raw JSON: any value reads
 		default:
-			ok = ok && !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
+			ok = ok && readsAsWireEvent(key, v)
 		}
 	})
 	switch {
@@ -140,28 +134,4 @@ func readInt(v *fastjson.Value, dst *int) bool {
 		return true
 	}
 	return false
-}
-
-// objectRead reports whether encoding/json reads v into a struct whose fields are strs
-// (each a string or null) and raws (any value): v is null or an object, and no other key of
-// it matches one of them by case.
-func objectRead(v *fastjson.Value, strs, raws []string) bool {
-	switch v.Type() {
-	case fastjson.TypeNull:
-		return true
-	case fastjson.TypeObject:
-	default:
-		return false
-	}
-	ok := true
-	v.GetObject().Visit(func(key []byte, x *fastjson.Value) {
-		switch k := string(key); {
-		case slices.Contains(strs, k):
-			ok = ok && stringOrNull(x)
-		case slices.Contains(raws, k):
-		default:
-			ok = ok && !foldsTo(key, strs...) && !foldsTo(key, raws...)
-		}
-	})
-	return ok
 }
