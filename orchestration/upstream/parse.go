@@ -198,8 +198,7 @@ func (st *streamState) parseAny(f frame) (ev Event, terminal bool, err error) {
 
 // deltaOf reads a text delta from o, the frame strict parsed, without encoding/json, whose
 // reflection and allocations were a tenth of a turn's CPU: a delta costs one allocation, its
-// text. Anything else (other events, a delta that is not a plain string, invalid UTF-8 that
-// encoding/json would replace) reports false.
+// text. Anything else (other events, a delta that is not a plain string) reports false.
 func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 	var typ, delta *fastjson.Value
 	folded := false
@@ -216,14 +215,13 @@ func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 	if folded || !isString(typ, evTextDelta, name) || delta == nil || delta.Type() != fastjson.TypeString {
 		return Event{}, false
 	}
-	text, _ := delta.StringBytes()
-	if !utf8.Valid(text) {
-		return Event{}, false
-	}
+	text, _ := delta.StringBytes() // valid UTF-8: strict saw to it
 	return Event{Kind: EventTextDelta, Delta: string(text)}, true
 }
 
-// lenientAt reports what fastjson accepts but encoding/json refuses or reads otherwise: a
+// lenientAt reports what fastjson accepts but encoding/json refuses or reads otherwise:
+// invalid UTF-8 (fastjson keeps the bytes where encoding/json makes each one U+FFFD, and a
+// response id with such bytes would be refused by PostgreSQL's text columns), a
 // control character (not allowed inside a string; compact JSON has none between tokens),
 // an escape JSON does not define (fastjson keeps "\\0" as written), and a \uD800-\uDFFF
 // escape (fastjson keeps a lone one as written where encoding/json makes it U+FFFD; a valid
@@ -231,7 +229,7 @@ func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 // strings that breaks JSON's grammar (see oddToken). Such frames take the general path,
 // which reads them exactly as before.
 func lenientAt(data []byte) bool {
-	if oddToken(data) {
+	if oddToken(data) || !utf8.Valid(data) {
 		return true
 	}
 	for i := 0; i < len(data); i++ {

@@ -60,6 +60,34 @@ func TestResponseEventOf(t *testing.T) {
 	}
 }
 
+// TestInvalidUTF8GoesTheGeneralWay holds frames with invalid UTF-8 to encoding/json's
+// reading (each bad byte becomes U+FFFD): fastjson would keep the bytes, and PostgreSQL's
+// text columns refuse them.
+func TestInvalidUTF8GoesTheGeneralWay(t *testing.T) {
+	cases := []struct{ name, event, data, want string }{
+		{"in a response id", "response.created", "{\"type\":\"response.created\",\"response\":{\"id\":\"\x8desp_1\"}}", "\ufffdesp_1"},
+		{"in a completed response's model", "response.completed", "{\"type\":\"response.completed\",\"response\":{\"model\":\"m\xff\xfe\"}}", "m\ufffd\ufffd"},
+		{"in a text delta", evTextDelta, "{\"type\":\"response.output_text.delta\",\"delta\":\"a\xc3\"}", "a\ufffd"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := frame{name: tc.event, data: []byte(tc.data)}
+			if (&streamState{}).strict(f) != nil {
+				t.Fatal("the fast path took a frame with invalid UTF-8")
+			}
+			st := &streamState{requestID: "req-1"}
+			sameAsEncodingJSON(t, st, f)
+			ev, _, err := st.parse(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ev.ResponseID + ev.Model + ev.Delta; got != tc.want {
+				t.Fatalf("read %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // sameAsEncodingJSON fails when parse and parseAny read f differently.
 func sameAsEncodingJSON(t *testing.T, st *streamState, f frame) {
 	t.Helper()
