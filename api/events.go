@@ -64,7 +64,7 @@ func isFinished(m *store.Message) bool {
 // while the database is unreachable (the cursor retries).
 func (s *Server) stream(c echo.Context, msg *store.Message, after int64) error {
 	ctx := c.Request().Context()
-	w, err := startSSE(c.Response(), c.Request().ProtoMajor)
+	w, err := startSSE(c.Response(), c.Request().ProtoMajor, &s.frames)
 	if err != nil {
 		return nil // the client is already gone
 	}

@@ -109,6 +109,8 @@ type Server struct {
 
 	// streamsDone is closed by [Server.EndStreams] so open event streams end at shutdown.
 	streamsDone chan struct{}
+	// frames lends the event streams their frame buffers, a flush at a time.
+	frames frameBuffers
 }
 
 // New builds the server and its routes.

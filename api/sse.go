@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/phaseflow/phaseflow/store"
@@ -16,16 +17,19 @@ const retryMillis = 2000
 
 // sseWriter writes server-sent events to one connection. Every frame is flushed at once and
 // write errors are returned, so a gone client ends its handler instead of being written to.
+// The buffer the frames are built in is borrowed from bufs for one flush at a time (see
+// frameBuffers), so a stream waiting for its next event holds none.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf bytes.Buffer
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	bufs *frameBuffers
+	buf  *bytes.Buffer // nil between flushes
 }
 
 // startSSE sends the stream's headers and its first frame. It clears the write deadline so a
 // server-wide WriteTimeout cannot cut a long stream, and the read deadline so the body
 // timeout cannot either.
-func startSSE(w http.ResponseWriter, httpVersionMajor int) (*sseWriter, error) {
+func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (*sseWriter, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
@@ -33,23 +37,32 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int) (*sseWriter, error) {
 	if httpVersionMajor < 2 {
 		h.Set("Connection", "keep-alive") // forbidden on HTTP/2 (RFC 9113 §8.2.2)
 	}
-	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), bufs: bufs}
 	_ = s.rc.SetWriteDeadline(time.Time{}) // not every writer supports deadlines; fine
 	_ = s.rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(&s.buf, "retry: %d\n\n", retryMillis)
+	fmt.Fprintf(s.buffer(), "retry: %d\n\n", retryMillis)
 	return s, s.flush()
+}
+
+// buffer is the buffer of the frames to send at the next flush, borrowed if need be.
+func (s *sseWriter) buffer() *bytes.Buffer {
+	if s.buf == nil {
+		s.buf = s.bufs.get()
+	}
+	return s.buf
 }
 
 // event buffers one logged event with its id; flush sends it.
 func (s *sseWriter) event(ev store.Event) {
-	s.buf.WriteString("id: ")
-	s.buf.WriteString(strconv.FormatInt(ev.Seq, 10))
-	s.buf.WriteString("\nevent: ")
-	s.buf.WriteString(ev.Name)
-	s.buf.WriteString("\ndata: ")
-	s.buf.Write(ev.Data) // compact JSON: one line
-	s.buf.WriteString("\n\n")
+	b := s.buffer()
+	b.WriteString("id: ")
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), ev.Seq, 10))
+	b.WriteString("\nevent: ")
+	b.WriteString(ev.Name)
+	b.WriteString("\ndata: ")
+	b.Write(ev.Data) // compact JSON: one line
+	b.WriteString("\n\n")
 }
 
 // unlogged writes an event without an id (heartbeats), which leaves the client's
@@ -59,17 +72,18 @@ func (s *sseWriter) unlogged(name string, data any) error {
 	if err != nil {
 		return fmt.Errorf("api: encode %s: %w", name, err)
 	}
-	fmt.Fprintf(&s.buf, "event: %s\ndata: %s\n\n", name, b)
+	fmt.Fprintf(s.buffer(), "event: %s\ndata: %s\n\n", name, b)
 	return s.flush()
 }
 
 // flush sends what is buffered.
 func (s *sseWriter) flush() error {
-	if s.buf.Len() == 0 {
+	if s.buf == nil {
 		return nil
 	}
 	_, err := s.w.Write(s.buf.Bytes())
-	s.buf.Reset()
+	s.bufs.put(s.buf)
+	s.buf = nil
 	if err != nil {
 		return fmt.Errorf("api: write event stream: %w", err)
 	}
@@ -77,4 +91,35 @@ func (s *sseWriter) flush() error {
 		return fmt.Errorf("api: flush event stream: %w", err)
 	}
 	return nil
+}
+
+// frameBuffers lends event streams the buffer they build frames in, for one flush at a
+// time. A stream that owned its buffer grew it anew, from 64 bytes to the size of its
+// largest batch (the terminal event carries the turn's metadata), and kept it while it
+// waited: 25 KB of every turn's allocations in a c=16 sweep's profile. A buffer grown past
+// maxFrameBuffer (a batch of many events after a reconnect) is left to the collector rather
+// than kept for every stream after it. The zero value is ready; nil lends a new buffer each
+// time.
+type frameBuffers struct{ pool sync.Pool }
+
+// maxFrameBuffer is the largest buffer frameBuffers keeps.
+const maxFrameBuffer = 64 << 10
+
+// get lends an empty buffer.
+func (p *frameBuffers) get() *bytes.Buffer {
+	if p != nil {
+		if b, ok := p.pool.Get().(*bytes.Buffer); ok {
+			return b
+		}
+	}
+	return new(bytes.Buffer)
+}
+
+// put takes b back once its bytes are written.
+func (p *frameBuffers) put(b *bytes.Buffer) {
+	if p == nil || b.Cap() > maxFrameBuffer {
+		return
+	}
+	b.Reset()
+	p.pool.Put(b)
 }

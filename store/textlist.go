@@ -30,7 +30,8 @@ var errTextListElement = errors.New("store: a list element holds a control byte"
 // of nullable strings, and PostgreSQL's array parser undoes it all again; here each element
 // is copied once, side by side. BenchmarkCommitArgs (a commit of 180 events): 330 µs,
 // 1302 allocations before; 96 µs, 183 allocations with textLists and fastjson's validator
-// (111 with nullableTexts for the per-message columns).
+// (111 with nullableTexts for the per-message columns; 59 KB instead of 101 KB once Value
+// handed over its bytes rather than a string copy of them).
 type textList struct {
 	b []byte
 	n int
@@ -74,8 +75,16 @@ func (l *textList) sep() {
 	l.n++
 }
 
-// Value implements driver.Valuer: the elements, joined.
-func (l *textList) Value() (driver.Value, error) { return string(l.b), nil }
+// Value implements driver.Valuer: the elements, joined, as the bytes the list built. lib/pq
+// sends a []byte bound to a text parameter as it is, where a string is copied once more; a
+// list is built for one statement, so nothing writes to it after this. It is never nil,
+// which lib/pq would send as NULL.
+func (l *textList) Value() (driver.Value, error) {
+	if l.b == nil {
+		return []byte{}, nil
+	}
+	return l.b, nil
+}
 
 // textOnly is s with the separator and NUL (neither of which a trace's URL or body, JSON or
 // its prefix, should hold) replaced by U+FFFD: a record is kept, whatever it holds, and
@@ -125,5 +134,5 @@ func (a nullableTexts) Value() (driver.Value, error) {
 		}
 		b = append(b, '"')
 	}
-	return string(append(b, '}')), nil
+	return append(b, '}'), nil // bytes, not a string: see textList.Value
 }

@@ -31,21 +31,27 @@ type part struct {
 // timer. On stop it drains what is left (see Close).
 func (l *Log) run() {
 	defer close(l.done)
+	b := &batch{}
 	for {
 		select {
 		case <-l.kick:
 		case <-l.stop:
-			l.flushAll()
+			l.flushAll(b)
 			return
 		}
-		l.flushAll()
+		l.flushAll(b)
 	}
 }
 
-// flushAll commits batches until none is waiting or the log is abandoned.
-func (l *Log) flushAll() {
+// flushAll commits batches, each gathered in b, until none is waiting or the log is
+// abandoned. The committer reuses b's slices from one commit to the next (it is alone, and
+// nothing keeps a batch after publish): built anew, each commit grew a slice of events by
+// doubling, 18 KB of every turn's allocations in a c=16 sweep's profile.
+func (l *Log) flushAll(b *batch) {
+	defer b.reset() // hold no payload while idle
 	for {
-		b := l.take()
+		b.reset()
+		l.take(b)
 		if len(b.events) == 0 {
 			return
 		}
@@ -57,12 +63,19 @@ func (l *Log) flushAll() {
 	}
 }
 
-// take gathers up to MaxBatch waiting events, oldest dirty stream first. A stream with more
-// than fits goes to the back of the queue, so one long message cannot starve the others.
-func (l *Log) take() *batch {
+// reset empties b for the next commit, keeping its room but not the events' payloads.
+func (b *batch) reset() {
+	clear(b.events)
+	clear(b.parts)
+	b.events, b.parts = b.events[:0], b.parts[:0]
+}
+
+// take gathers into b, empty, up to MaxBatch waiting events, oldest dirty stream first. A
+// stream with more than fits goes to the back of the queue, so one long message cannot
+// starve the others.
+func (l *Log) take(b *batch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := &batch{}
 	for len(l.dirty) > 0 && len(b.events) < l.opts.MaxBatch {
 		s := l.dirty[0]
 		l.dirty = l.dirty[1:]
@@ -76,7 +89,6 @@ func (l *Log) take() *batch {
 			l.dirty = append(l.dirty, s)
 		}
 	}
-	return b
 }
 
 // errAbandoned means Close's deadline passed while the database was still failing.

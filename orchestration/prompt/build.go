@@ -121,12 +121,43 @@ func (b *Builder) state(skills handlers.Skills, in Input) (string, error) {
 	}), nil
 }
 
-// Fill replaces {{name}} placeholders with their values; unknown ones stay as they are.
+// Fill replaces {{name}} placeholders with their values; unknown ones stay as they are. It
+// reads text once, left to right, and does not read the values it puts in: a value that
+// holds a placeholder (an artifact the user wrote, say) keeps it as written. One
+// strings.ReplaceAll per value copied the whole text for each (the instructions are
+// kilobytes), and a value holding another's placeholder was filled or not depending on
+// the map's order.
 func Fill(text string, values map[string]string) string {
-	for k, v := range values {
-		text = strings.ReplaceAll(text, "{{"+k+"}}", v)
+	var b strings.Builder
+	done := 0 // text[:done] is in b
+	for at := 0; ; {
+		i := strings.Index(text[at:], "{{")
+		if i < 0 {
+			break
+		}
+		open := at + i
+		j := strings.Index(text[open+2:], "}}")
+		if j < 0 {
+			break
+		}
+		v, ok := values[text[open+2:open+2+j]]
+		if !ok {
+			at = open + 1 // "{{{x}}" holds "{{x}}" one byte on
+			continue
+		}
+		if b.Cap() == 0 {
+			b.Grow(len(text) + len(v))
+		}
+		b.WriteString(text[done:open])
+		b.WriteString(v)
+		done = open + 2 + j + 2
+		at = done
 	}
-	return text
+	if done == 0 {
+		return text
+	}
+	b.WriteString(text[done:])
+	return b.String()
 }
 
 // conversation resends the recent history in full unless the request is chained with

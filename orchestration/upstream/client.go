@@ -40,6 +40,7 @@ type Client struct {
 	endpoint string
 	apiKey   string
 	http     *http.Client
+	parsers  parserPool // shared by the client's streams, a frame at a time
 }
 
 // New returns a client for cfg. Without cfg.HTTPClient it builds its own http.Client with
@@ -155,7 +156,7 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 		return err
 	}
 	defer resp.Body.Close()
-	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), yield)
+	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), &c.parsers, yield)
 }
 
 // openStream sends hreq and returns the response once it is a 2xx event stream; any other

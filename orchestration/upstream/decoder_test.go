@@ -118,7 +118,7 @@ func FuzzDecode(f *testing.F) {
 			completed = ev.Kind == EventCompleted
 			return true
 		}
-		err := readEvents(bytes.NewReader(data), "req", yield)
+		err := readEvents(bytes.NewReader(data), "req", nil, yield)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 // deltaStream is a Responses stream of n text deltas of 24 characters, framed as OpenAI
@@ -28,12 +30,13 @@ func writeDeltas(b *bytes.Buffer, from, n int) {
 func BenchmarkReadEventsPerDelta(b *testing.B) {
 	const n = 1000
 	stream := deltaStream(n)
+	var parsers parserPool
 	b.SetBytes(int64(len(stream) / n))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i += n {
 		deltas := 0
-		err := readEvents(bytes.NewReader(stream), "req", func(ev Event, err error) bool {
+		err := readEvents(bytes.NewReader(stream), "req", &parsers, func(ev Event, err error) bool {
 			if ev.Kind == EventTextDelta {
 				deltas++
 			}
@@ -71,7 +74,7 @@ func FuzzParseDelta(f *testing.F) {
 			fr.name = evTextDelta
 		}
 		st := &streamState{}
-		o := st.strict(fr)
+		o := strict(new(fastjson.Parser), fr)
 		if o == nil {
 			return
 		}

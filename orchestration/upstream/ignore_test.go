@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 // fullText stands for a whole reply, which several ignored events repeat.
@@ -43,7 +45,7 @@ func TestIgnorable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &streamState{}
 			f := frame{name: tc.event, data: []byte(tc.data)}
-			o := st.strict(f)
+			o := strict(new(fastjson.Parser), f)
 			if got := o != nil && ignorable(o, f.name); got != tc.want {
 				t.Fatalf("ignorable = %v, want %v", got, tc.want)
 			}
@@ -73,9 +75,8 @@ func FuzzIgnorable(f *testing.F) {
 		f.Add([]byte(s), "response.output_text.done")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		st := &streamState{}
 		fr := frame{name: name, data: data}
-		if o := st.strict(fr); o == nil || !ignorable(o, fr.name) {
+		if o := strict(new(fastjson.Parser), fr); o == nil || !ignorable(o, fr.name) {
 			return
 		}
 		ev, terminal, err := (&streamState{}).parseAny(fr)
@@ -103,14 +104,16 @@ func turnStream(n int) []byte {
 }
 
 // BenchmarkReadEventsTurn reads one whole reply of 60 deltas, the events around them
-// included; ns/op and allocs/op are per reply.
+// included, with a parser pool shared from reply to reply as a Client shares it; ns/op and
+// allocs/op are per reply.
 func BenchmarkReadEventsTurn(b *testing.B) {
 	stream := turnStream(60)
+	var parsers parserPool
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {
 		deltas := 0
-		err := readEvents(bytes.NewReader(stream), "req", func(ev Event, err error) bool {
+		err := readEvents(bytes.NewReader(stream), "req", &parsers, func(ev Event, err error) bool {
 			if ev.Kind == EventTextDelta {
 				deltas++
 			}

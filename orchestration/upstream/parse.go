@@ -73,10 +73,9 @@ const (
 // streamState is what the parser remembers across events of one response.
 type streamState struct {
 	requestID string
-	// fast parses each frame for the paths that need no encoding/json (text deltas, most
-	// of a stream's frames, and events that yield nothing), reusing its memory from frame
-	// to frame (see strict).
-	fast fastjson.Parser
+	// parsers lends the parser of each frame for the paths that need no encoding/json
+	// (text deltas, most of a stream's frames, and events that yield nothing; see strict).
+	parsers *parserPool
 	// failed holds the ids of MCP calls that got mcp_call.failed; the failure detail only
 	// comes with the item's output_item.done, which follows.
 	failed map[string]bool
@@ -86,9 +85,9 @@ type streamState struct {
 // failure, or the consumer stops. It returns nil after EventCompleted or when the consumer
 // stopped, and otherwise the *Error that ended the stream, which it has not yielded. It
 // looks at no context: the caller decides what a read error caused by cancellation means.
-func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) error {
+func readEvents(r io.Reader, requestID string, parsers *parserPool, yield func(Event, error) bool) error {
 	dec := newDecoder(r)
-	st := &streamState{requestID: requestID}
+	st := &streamState{requestID: requestID, parsers: parsers}
 	for {
 		f, err := dec.next()
 		if errors.Is(err, io.EOF) {
@@ -117,29 +116,43 @@ func readEvents(r io.Reader, requestID string, yield func(Event, error) bool) er
 // parse turns one frame into at most one Event. terminal reports the end of the response;
 // a non-nil error is a terminal failure.
 func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
-	if o := st.strict(f); o != nil {
-		if ev, ok := deltaOf(o, f.name); ok {
-			return ev, false, nil
-		}
-		if ignorable(o, f.name) {
-			return Event{}, false, nil
-		}
-		if ev, terminal, ok := responseEventOf(o, f.name); ok {
-			if ev.Kind == EventCreated {
-				ev.UpstreamRequestID = st.requestID
-			}
-			return ev, terminal, nil
-		}
+	p := st.parsers.get()
+	ev, terminal, ok := st.parseFast(p, f)
+	st.parsers.put(p) // ev holds copies only
+	if ok {
+		return ev, terminal, nil
 	}
 	return st.parseAny(f)
 }
 
-// strict parses f once with fastjson, whose memory st keeps between frames, for the paths
-// that need no encoding/json (deltaOf, ignorable). It returns nil, leaving the frame to
-// parseAny, when the frame is not an object or fastjson would read it otherwise than
-// encoding/json does (lenientAt): those paths must answer exactly as encoding/json would.
-func (st *streamState) strict(f frame) *fastjson.Object {
-	v, err := st.fast.ParseBytes(f.data)
+// parseFast is parse for the frames fastjson can answer for, parsed with p; ok is false
+// for the rest.
+func (st *streamState) parseFast(p *fastjson.Parser, f frame) (ev Event, terminal, ok bool) {
+	o := strict(p, f)
+	if o == nil {
+		return Event{}, false, false
+	}
+	if ev, ok := deltaOf(o, f.name); ok {
+		return ev, false, true
+	}
+	if ignorable(o, f.name) {
+		return Event{}, false, true
+	}
+	if ev, terminal, ok := responseEventOf(o, f.name); ok {
+		if ev.Kind == EventCreated {
+			ev.UpstreamRequestID = st.requestID
+		}
+		return ev, terminal, true
+	}
+	return Event{}, false, false
+}
+
+// strict parses f once with p for the paths that need no encoding/json (deltaOf,
+// ignorable, responseEventOf). It returns nil, leaving the frame to parseAny, when the
+// frame is not an object or fastjson would read it otherwise than encoding/json does
+// (lenientAt): those paths must answer exactly as encoding/json would.
+func strict(p *fastjson.Parser, f frame) *fastjson.Object {
+	v, err := p.ParseBytes(f.data)
 	if err != nil || v.Type() != fastjson.TypeObject || lenientAt(f.data) {
 		return nil
 	}
