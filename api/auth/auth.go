@@ -147,6 +147,9 @@ type Authority struct {
 	opts   Options
 	bearer *jwt.Parser // HS256 and/or RS256, ES256
 	stream *jwt.Parser // HS256 only
+	// bearerSeen and streamSeen keep the HS256 tokens each parser accepted (see
+	// verifiedTokens); one per parser, as the parsers allow different methods.
+	bearerSeen, streamSeen verifiedTokens
 }
 
 // New returns an Authority that signs with secret and accepts HS256 bearer tokens signed
@@ -250,7 +253,7 @@ func (a *Authority) sign(c Claims, ttl time.Duration) (string, error) {
 // meant for one message's events only and travel in URLs, where they are more easily
 // leaked. x-mcp-context tokens are refused: they belong to MCP servers.
 func (a *Authority) Verify(token string) (*Claims, error) {
-	c, err := a.parse(a.bearer, token)
+	c, err := a.parse(a.bearer, &a.bearerSeen, token)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +266,7 @@ func (a *Authority) Verify(token string) (*Claims, error) {
 // VerifyStream checks a stream token for the events of messageID and returns its claims. A
 // bearer token, or a stream token for another message, is refused.
 func (a *Authority) VerifyStream(token, messageID string) (*Claims, error) {
-	c, err := a.parse(a.stream, token)
+	c, err := a.parse(a.stream, &a.streamSeen, token)
 	if err != nil {
 		return nil, err
 	}
@@ -277,12 +280,18 @@ func (a *Authority) VerifyStream(token, messageID string) (*Claims, error) {
 }
 
 // parse verifies signature, algorithm, standard claims and lifetime, and defaults the role.
-func (a *Authority) parse(p *jwt.Parser, token string) (*Claims, error) {
+// A token seen has kept since p accepted it is not parsed again.
+func (a *Authority) parse(p *jwt.Parser, seen *verifiedTokens, token string) (*Claims, error) {
 	if token == "" {
 		return nil, fmt.Errorf("%w: empty token", ErrUnauthorized)
 	}
+	now := time.Now()
+	if c, ok := seen.get(token, now); ok {
+		return c, nil
+	}
 	var c Claims
-	if _, err := p.ParseWithClaims(token, &c, a.keyFunc); err != nil {
+	t, err := p.ParseWithClaims(token, &c, a.keyFunc)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	if err := a.checkLifetime(&c); err != nil {
@@ -290,6 +299,9 @@ func (a *Authority) parse(p *jwt.Parser, token string) (*Claims, error) {
 	}
 	if c.Role == "" {
 		c.Role = RoleUser
+	}
+	if _, hmac := t.Method.(*jwt.SigningMethodHMAC); hmac {
+		seen.put(token, &c, c.ExpiresAt.Add(Leeway), now) // the parser required exp
 	}
 	return &c, nil
 }

@@ -124,21 +124,26 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := tt.a.Verify(tt.token)
-			if tt.wantErr == nil {
-				if err != nil {
-					t.Fatalf("Verify: %v", err)
+			// Twice: the second answer may come from the tokens the Authority kept, and
+			// must be the first one.
+			for range 2 {
+				c, err := tt.a.Verify(tt.token)
+				if tt.wantErr == nil {
+					if err != nil {
+						t.Fatalf("Verify: %v", err)
+					}
+					if c.Subject != "alice" || c.Role != tt.wantRole {
+						t.Errorf("claims = sub %q role %q, want alice %q", c.Subject, c.Role, tt.wantRole)
+					}
+					c.Role = "changed by a caller" // must not reach the next caller
+					continue
 				}
-				if c.Subject != "alice" || c.Role != tt.wantRole {
-					t.Errorf("claims = sub %q role %q, want alice %q", c.Subject, c.Role, tt.wantRole)
+				if !errors.Is(err, ErrUnauthorized) || !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Verify error = %v, want ErrUnauthorized and %v", err, tt.wantErr)
 				}
-				return
-			}
-			if !errors.Is(err, ErrUnauthorized) || !errors.Is(err, tt.wantErr) {
-				t.Fatalf("Verify error = %v, want ErrUnauthorized and %v", err, tt.wantErr)
-			}
-			if tt.token != "" && strings.Contains(err.Error(), tt.token) {
-				t.Errorf("error text contains the token")
+				if tt.token != "" && strings.Contains(err.Error(), tt.token) {
+					t.Errorf("error text contains the token")
+				}
 			}
 		})
 	}
