@@ -27,6 +27,9 @@ const (
 	maxBeginRoundTrips  = 2 // POST …/messages until the answer: the session read (with its conflicts and what the plan would find), then the turn's rows, queued and the session's counters if the session is still as read
 	maxEventLogCommits  = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
 	eventCommitStatment = "WITH v AS ( SELECT * FROM unnest("
+	// POST /sessions: the session's INSERT, prepared (as a statement with arguments that
+	// lib/pq parses in a round trip of its own before it binds and runs it, it was two).
+	maxSessionRoundTrips = 1
 )
 
 // maxOtherRoundTrips is the whole turn but its event commits: the begin (2), the plan's reads
@@ -59,9 +62,14 @@ func TestDatabaseCostOfATurn(t *testing.T) {
 	})
 	h := &harness{t: t, st: nil, log: log, orch: orch}
 	ctx := context.Background()
-	sess, err := orch.CreateSession(ctx, "u1", "t", "en")
+	sessCtx, sessCost := counter.Scope(ctx)
+	sess, err := orch.CreateSession(sessCtx, "u1", "t", "en")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := sessCost(); c.RoundTrips() > maxSessionRoundTrips {
+		t.Errorf("creating a session costs %d round trips (%d statements, %d parsed first), over the ceiling %d",
+			c.RoundTrips(), c.Statements, c.Parses, maxSessionRoundTrips)
 	}
 	for i, ceiling := range maxOtherRoundTrips {
 		t.Run(fmt.Sprintf("turn %d", i+1), func(t *testing.T) {

@@ -38,8 +38,8 @@ func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *S
 	sess.UpdatedAt = dbTime(sess.UpdatedAt)
 	sess.Artifacts = emptyObject(sess.Artifacts)
 	sess.Metadata = emptyObject(sess.Metadata)
-	_, err := e.ExecContext(ctx, s.db.Rebind(`INSERT INTO sessions (`+sessionColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	_, err := s.execFixed(ctx, e, `INSERT INTO sessions (`+sessionColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
 		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
 	return err

@@ -14,11 +14,12 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// Counter counts what a store sends PostgreSQL: statements (each one round trip with lib/pq),
+// Counter counts what a store sends PostgreSQL: statements (each one round trip with lib/pq,
+// and one more, a parse of its own, for a statement with arguments that is not prepared),
 // and transactions begun and committed (each BEGIN and COMMIT one more round trip). Tests
 // keep the cost of a turn in sight with it.
 type Counter struct {
-	statements, begins, commits atomic.Int64
+	statements, parses, begins, commits atomic.Int64
 
 	mu   sync.Mutex
 	seen []string // the statements so far, shortened, for a test to show what it counted
@@ -33,12 +34,12 @@ type scopeKey struct{}
 func (c *Counter) Scope(ctx context.Context) (context.Context, func() Counts) {
 	sc := &scope{}
 	return context.WithValue(ctx, scopeKey{}, sc), func() Counts {
-		return Counts{Statements: sc.statements.Load(), Begins: sc.begins.Load(), Commits: sc.commits.Load()}
+		return Counts{Statements: sc.statements.Load(), Parses: sc.parses.Load(), Begins: sc.begins.Load(), Commits: sc.commits.Load()}
 	}
 }
 
 // scope is the count of one [Counter.Scope].
-type scope struct{ statements, begins, commits atomic.Int64 }
+type scope struct{ statements, parses, begins, commits atomic.Int64 }
 
 // scopeOf returns the scope ctx counts into, nil for none.
 func scopeOf(ctx context.Context) *scope {
@@ -46,11 +47,19 @@ func scopeOf(ctx context.Context) *scope {
 	return sc
 }
 
-// note counts a statement and keeps its start.
-func (c *Counter) note(ctx context.Context, q string) {
+// note counts a statement and keeps its start; parsed says lib/pq parses it first in a
+// round trip of its own (a statement with arguments that is not prepared).
+func (c *Counter) note(ctx context.Context, q string, parsed bool) {
 	c.statements.Add(1)
-	if sc := scopeOf(ctx); sc != nil {
+	sc := scopeOf(ctx)
+	if sc != nil {
 		sc.statements.Add(1)
+	}
+	if parsed {
+		c.parses.Add(1)
+		if sc != nil {
+			sc.parses.Add(1)
+		}
 	}
 	q = strings.Join(strings.Fields(q), " ")
 	if len(q) > 90 {
@@ -71,20 +80,22 @@ func (c *Counter) Statements(since int64) []string {
 
 // Counts is a snapshot of a Counter.
 type Counts struct {
-	Statements, Begins, Commits int64
+	// Parses counts the statements among Statements that cost a parse round trip first.
+	Statements, Parses, Begins, Commits int64
 }
 
-// RoundTrips is every statement, BEGIN and COMMIT.
-func (c Counts) RoundTrips() int64 { return c.Statements + c.Begins + c.Commits }
+// RoundTrips is every statement, parse, BEGIN and COMMIT.
+func (c Counts) RoundTrips() int64 { return c.Statements + c.Parses + c.Begins + c.Commits }
 
 // Snapshot reads the counter.
 func (c *Counter) Snapshot() Counts {
-	return Counts{Statements: c.statements.Load(), Begins: c.begins.Load(), Commits: c.commits.Load()}
+	return Counts{Statements: c.statements.Load(), Parses: c.parses.Load(), Begins: c.begins.Load(), Commits: c.commits.Load()}
 }
 
 // Sub is what happened between an earlier snapshot and this one.
 func (c Counts) Sub(earlier Counts) Counts {
-	return Counts{Statements: c.Statements - earlier.Statements, Begins: c.Begins - earlier.Begins, Commits: c.Commits - earlier.Commits}
+	return Counts{Statements: c.Statements - earlier.Statements, Parses: c.Parses - earlier.Parses,
+		Begins: c.Begins - earlier.Begins, Commits: c.Commits - earlier.Commits}
 }
 
 // PostgresCounted is [Postgres] with every statement counted.
@@ -130,12 +141,12 @@ type conn struct {
 }
 
 func (cn *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	cn.c.note(ctx, q)
+	cn.c.note(ctx, q, len(args) > 0)
 	return cn.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
 }
 
 func (cn *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	cn.c.note(ctx, q)
+	cn.c.note(ctx, q, len(args) > 0)
 	return cn.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
 }
 
@@ -193,11 +204,11 @@ type stmt struct {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.c.note(ctx, s.q)
+	s.c.note(ctx, s.q, false)
 	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.c.note(ctx, s.q)
+	s.c.note(ctx, s.q, false)
 	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
