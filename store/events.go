@@ -144,25 +144,28 @@ func (s *Store) advanceMessages(ctx context.Context, tx *sqlx.Tx, owner string, 
 // advanceMessage writes one message's last_event_id, status and, with a finish, its
 // outcome columns; false when the row is not owner's running message.
 func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m msgBatch) (bool, error) {
-	set := `last_event_id = ` + s.greatest("last_event_id", "?")
 	args := []any{m.maxSeq}
 	if m.status != "" {
-		set += `, status = ?`
 		args = append(args, m.status)
 	}
 	if isTerminal(m.status) {
-		set += `, completed_at = COALESCE(completed_at, ?)`
 		args = append(args, now())
 	}
 	if f := m.finish; f != nil {
-		set += `, content = ?, response_id = ?, tool_calls = ?, genui = ?, state_patch = ?,
-			validation = ?, usage = ?, error = ?, metadata = ?`
 		args = append(args, f.Content, f.ResponseID, f.ToolCalls, f.GenUI, f.StatePatch,
 			f.Validation, f.Usage, f.Error, f.Metadata)
 	}
 	args = append(args, m.id, owner)
-	res, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE messages SET `+set+`
-		WHERE id = ? AND owner = ? AND status IN ('pending', 'streaming')`), args...)
+	q := advanceSet
+	switch {
+	case m.finish != nil:
+		q = advanceOutcome
+	case isTerminal(m.status):
+		q = advanceEnd
+	case m.status != "":
+		q = advanceStatus
+	}
+	res, err := tx.ExecContext(ctx, q+advanceWhere, args...)
 	if err != nil {
 		return false, fmt.Errorf("message %s: %w", m.id, err)
 	}
@@ -172,6 +175,19 @@ func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m
 	}
 	return true, s.writeRecords(ctx, tx, m.id, m.finish)
 }
+
+// The statements advanceMessage runs, by what the batch does to the message: its
+// last_event_id only; with a status; with a status that ends it; with its outcome too
+// (checkStatuses lets an outcome come only with an end, and an end only with a status).
+// SQLite only: PostgreSQL's commit is one statement (commitEventsPG).
+const (
+	advanceWhere   = ` WHERE id = ? AND owner = ? AND status IN ('pending', 'streaming')`
+	advanceSet     = `UPDATE messages SET last_event_id = MAX(last_event_id, ?)`
+	advanceStatus  = advanceSet + `, status = ?`
+	advanceEnd     = advanceStatus + `, completed_at = COALESCE(completed_at, ?)`
+	advanceOutcome = advanceEnd + `, content = ?, response_id = ?, tool_calls = ?, genui = ?,
+		state_patch = ?, validation = ?, usage = ?, error = ?, metadata = ?`
+)
 
 // lostOf lists the messages of a batch that were not written.
 func lostOf(msgs []msgBatch, owned map[string]bool) []string {

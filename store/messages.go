@@ -112,14 +112,6 @@ func (s *Store) selectMessages(ctx context.Context, where string, args ...any) (
 	return out, nil
 }
 
-// greatest is the two-argument maximum: GREATEST on PostgreSQL, the scalar MAX on SQLite.
-func (s *Store) greatest(a, b string) string {
-	if s.isPostgres() {
-		return "GREATEST(" + a + ", " + b + ")"
-	}
-	return "MAX(" + a + ", " + b + ")"
-}
-
 // utc puts the times of a scanned message in UTC (see Session.utc).
 func (m *Message) utc() {
 	m.CreatedAt = m.CreatedAt.UTC()

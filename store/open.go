@@ -15,7 +15,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // PostgreSQL pool settings (go-deps.md §5). The idle count equals the open count because
@@ -201,10 +201,7 @@ func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Sto
 }
 
 func openSQLitePool(ctx context.Context, dsn string, conns int) (*sqlx.DB, error) {
-	db, err := sqlx.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("store: open sqlite: %w", err)
-	}
+	db := sqlx.NewDb(sql.OpenDB(sqliteConnector{dsn: dsn, drv: &sqlite.Driver{}}), "sqlite")
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	// Connections to a local file are cheap to keep and costly to reopen (every pragma runs

@@ -10,7 +10,8 @@ import (
 // The turn's fixed statements run prepared on PostgreSQL. lib/pq sends a query with
 // arguments as two round trips (parse, then bind and execute) and PostgreSQL parses and
 // plans it every time; a statement prepared once per connection is one round trip and is
-// planned once. On SQLite a query is in-process, and they run as they are.
+// planned once. On SQLite every connection keeps the statements it runs prepared by itself
+// (stmtCache), so they run as they are.
 //
 // A statement is prepared on the pool only by a caller that holds no connection: preparing
 // takes a connection of its own, and a transaction that waited for one while holding
