@@ -138,6 +138,14 @@ type HeartbeatData struct {
 // SSE writer sends as is. HTML escaping is off: replies are full of "<" and ">", and
 // "\u003c" would only make every frame longer and harder to read.
 func Encode(data any) ([]byte, error) {
+	if d, ok := data.(*DeltaData); ok { // most events: encoded without reflection
+		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
+	}
+	return encodeJSON(data)
+}
+
+// encodeJSON is Encode by encoding/json.
+func encodeJSON(data any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
