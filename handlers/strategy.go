@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
 )
@@ -143,7 +141,7 @@ func strategyRecord(a Artifacts, calls []store.ToolCall) *StrategyRecord {
 		return nil
 	}
 	if id == "" {
-		id = uuid.NewString()
+		id = store.NewID()
 	}
 	rec := &StrategyRecord{ID: id, Status: str(a, phases.KeyStrategyStatus), BacktestStatus: str(a, phases.KeyBacktestStatus)}
 	if hasDraft {

@@ -58,7 +58,7 @@ func prepareMCPCalls(calls []MCPCall) error {
 			return fmt.Errorf("store: insert mcp calls: call %d needs a message id, a name and a status", i)
 		}
 		if c.ID == "" {
-			c.ID = newID()
+			c.ID = NewID()
 		}
 		c.Attempt = max(c.Attempt, 1)
 		c.CreatedAt = orNowAt(c.CreatedAt, at.Add(time.Duration(i)*time.Microsecond))

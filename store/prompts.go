@@ -44,7 +44,7 @@ func (s *Store) CreatePrompt(ctx context.Context, p *Prompt) error {
 		return errors.New("store: create prompt: name, locale and body are required")
 	}
 	row := *p
-	row.ID = cmpOr(row.ID, newID())
+	row.ID = cmpOr(row.ID, NewID())
 	row.Active = false
 	row.CreatedAt = orNow(row.CreatedAt)
 	tx, err := s.db.BeginTxx(ctx, nil)

@@ -29,7 +29,7 @@ func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *S
 		return errors.New("no user")
 	}
 	if sess.ID == "" {
-		sess.ID = newID()
+		sess.ID = NewID()
 	}
 	sess.CreatedAt = orNow(sess.CreatedAt)
 	if sess.UpdatedAt.IsZero() {

@@ -95,7 +95,7 @@ func (s *Store) settleStrategy(ctx context.Context, st *Settlement) error {
 func settleStrategyArgs(st *Settlement) []any {
 	strat, sess := st.Strategy, st.Session
 	if strat.ID == "" {
-		strat.ID = newID()
+		strat.ID = NewID()
 	}
 	ins := newStrategyRow(strat)
 	at := now()

@@ -108,9 +108,14 @@ func (s *Store) Close() error {
 // isPostgres is the one switch for dialect differences in SQL text.
 func (s *Store) isPostgres() bool { return s.driver == DriverPostgres }
 
-// newID returns a fresh row id. Version 7 UUIDs sort by creation time, which makes them a
-// sensible tie-breaker when two rows share a timestamp.
-func newID() string {
+// NewID returns a fresh row id: a version 7 UUID, which sorts by creation time. Rows that
+// are written together are created together, so their keys sit side by side in every index
+// that starts with an id (message_events' (message_id, seq) above all): a group commit of
+// sixteen turns' events then changes a few index pages at the right edge rather than one
+// random page per turn. With random (version 4) ids SQLite wrote 351 KB of pages per turn
+// at c=16, with these 261 KB. The order also makes ids a sensible tie-breaker when two rows
+// share a timestamp. Every id of a stored row comes from here.
+func NewID() string {
 	return uuid.Must(uuid.NewV7()).String()
 }
 

@@ -52,7 +52,7 @@ func (s *Store) UpsertStrategy(ctx context.Context, st *Strategy) error {
 		return errors.New("store: upsert strategy: no user")
 	}
 	if st.ID == "" {
-		st.ID = newID()
+		st.ID = NewID()
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {

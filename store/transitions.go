@@ -85,7 +85,7 @@ func prepareMove(sess *Session, t *Transition) error {
 	}
 	t.SessionID = sess.ID
 	if t.ID == "" {
-		t.ID = newID()
+		t.ID = NewID()
 	}
 	sess.Artifacts = emptyObject(sess.Artifacts)
 	sess.Metadata = emptyObject(sess.Metadata)

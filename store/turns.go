@@ -70,10 +70,10 @@ func prepareTurn(user, assistant *Message) error {
 		return errors.New("store: create turn: the user message needs a session and a user")
 	}
 	if user.ID == "" {
-		user.ID = newID()
+		user.ID = NewID()
 	}
 	if assistant.ID == "" {
-		assistant.ID = newID()
+		assistant.ID = NewID()
 	}
 	user.Role = cmpOr(user.Role, "user")
 	assistant.Role = cmpOr(assistant.Role, "assistant")

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/phaseflow/phaseflow/orchestration/carryover"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/phases"
@@ -183,7 +181,7 @@ func (c *Core) newSession(userID, title, locale string) *store.Session {
 		arts = store.JSON(`{}`)
 	}
 	return &store.Session{
-		ID: uuid.NewString(), UserID: userID, Title: title, Locale: NormalizeLocale(locale),
+		ID: store.NewID(), UserID: userID, Title: title, Locale: NormalizeLocale(locale),
 		Phase: string(phases.Initial), Status: "active",
 		Artifacts: arts, Metadata: store.JSON(`{}`), CreatedAt: now, UpdatedAt: now,
 	}
@@ -193,14 +191,14 @@ func (c *Core) newSession(userID, title, locale string) *store.Session {
 func (c *Core) newMessages(req Request) (*store.Message, *store.Message) {
 	now := c.now()
 	user := &store.Message{
-		ID: uuid.NewString(), SessionID: req.SessionID, UserID: req.UserID, Role: "user",
+		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: "user",
 		Status: store.StatusCompleted, Content: req.Text,
 		RequestID: req.RequestID, ClientRequestID: req.ClientRequestID, CreatedAt: now, CompletedAt: &now,
 	}
 	// The reply is stamped a microsecond (the databases' resolution) after the message it
 	// answers, so listing a session by time always puts it second.
 	assistant := &store.Message{
-		ID: uuid.NewString(), SessionID: req.SessionID, UserID: req.UserID, Role: "assistant",
+		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: "assistant",
 		Status: store.StatusPending, RequestID: req.RequestID,
 		ClientRequestID: req.ClientRequestID, CreatedAt: now.Add(time.Microsecond),
 	}
