@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/valyala/fastjson"
 )
 
 // Bind-parameter limits per statement: PostgreSQL's wire protocol counts them in 16 bits,
@@ -223,7 +224,10 @@ func stampEvents(events []Event) {
 // driver's parameter limit.
 func (s *Store) insertEvents(ctx context.Context, e sqlx.ExecerContext, events []Event) error {
 	for batch := range slices.Chunk(events, s.maxParams()/eventColumns) {
-		query, args := s.insertEventsQuery(batch)
+		query, args, err := s.insertEventsQuery(batch)
+		if err != nil {
+			return err
+		}
 		if _, err := e.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)
 		}
@@ -232,15 +236,15 @@ func (s *Store) insertEvents(ctx context.Context, e sqlx.ExecerContext, events [
 }
 
 // insertEventsQuery builds one multi-row INSERT for batch.
-func (s *Store) insertEventsQuery(batch []Event) (string, []any) {
+func (s *Store) insertEventsQuery(batch []Event) (string, []any, error) {
 	var b strings.Builder
-	args := eventsInsert(&b, nil, batch)
-	return s.db.Rebind(b.String()), args
+	args, err := eventsInsert(&b, nil, batch)
+	return s.db.Rebind(b.String()), args, err
 }
 
 // eventsInsert writes "INSERT INTO message_events … VALUES (…), …" for batch into b with ?
 // placeholders, and returns args with the values appended.
-func eventsInsert(b *strings.Builder, args []any, batch []Event) []any {
+func eventsInsert(b *strings.Builder, args []any, batch []Event) ([]any, error) {
 	b.Grow(64 + len(batch)*len(", (?, ?, ?, ?, ?)"))
 	b.WriteString(`INSERT INTO message_events (message_id, seq, name, data, created_at) VALUES `)
 	for i, e := range batch {
@@ -248,9 +252,27 @@ func eventsInsert(b *strings.Builder, args []any, batch []Event) []any {
 			b.WriteString(", ")
 		}
 		b.WriteString("(?, ?, ?, ?, ?)")
-		args = append(args, e.MessageID, e.Seq, e.Name, e.Data, e.CreatedAt)
+		data, err := eventData(e)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e.MessageID, e.Seq, e.Name, data, e.CreatedAt)
 	}
-	return args
+	return args, nil
+}
+
+// eventData is an event's payload as the SQLite insert binds it: nil for NULL, else a
+// string (SQLite would store []byte as a BLOB), checked with fastjson's validator as
+// eventArrays checks PostgreSQL's. JSON.Value's encoding/json check, run for every event,
+// was 4% of a SQLite replica's CPU at c=16.
+func eventData(e Event) (any, error) {
+	if e.Data.IsNull() {
+		return nil, nil
+	}
+	if err := fastjson.ValidateBytes(e.Data); err != nil {
+		return nil, fmt.Errorf("event %s/%d: data is not valid JSON: %w", e.MessageID, e.Seq, err)
+	}
+	return string(e.Data), nil
 }
 
 // ListEvents returns the events of a message with seq > afterSeq, ascending, at most limit
