@@ -125,6 +125,14 @@ type turnVersion struct {
 // lockQuery is the begin's read: the session with its conflicts and what the plan's reads
 // would find (Seen), locked for the turn when lock is set (PostgreSQL's transaction path).
 func (s *Store) lockQuery(lock bool) string {
+	if lock {
+		return s.locks[1]
+	}
+	return s.locks[0]
+}
+
+// buildLockQuery builds lockQuery's text, once per store.
+func (s *Store) buildLockQuery(lock bool) string {
 	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
 		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
 			LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'

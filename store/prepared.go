@@ -72,7 +72,7 @@ func (s *Store) selectFixed(ctx context.Context, dest any, q string, args ...any
 	if !s.isPostgres() {
 		return s.rdb.SelectContext(ctx, dest, s.rdb.Rebind(q), args...)
 	}
-	st, err := s.prepared(ctx, s.db.Rebind(q))
+	st, err := s.prepared(ctx, s.rebound(q))
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Store) getFixed(ctx context.Context, dest any, q string, args ...any) e
 	if !s.isPostgres() {
 		return s.rdb.GetContext(ctx, dest, s.rdb.Rebind(q), args...)
 	}
-	st, err := s.prepared(ctx, s.db.Rebind(q))
+	st, err := s.prepared(ctx, s.rebound(q))
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (s *Store) getFixed(ctx context.Context, dest any, q string, args ...any) e
 // getFixedTx is GetContext in tx for q, a fixed text with ? placeholders: prepared when
 // the statement is ready, as a plain query when it is not.
 func (s *Store) getFixedTx(ctx context.Context, tx *sqlx.Tx, dest any, q string, args ...any) error {
-	q = tx.Rebind(q)
+	q = s.rebound(q)
 	st := s.ready(q)
 	if st == nil {
 		return tx.GetContext(ctx, dest, q, args...)
@@ -106,7 +106,7 @@ func (s *Store) getFixedTx(ctx context.Context, tx *sqlx.Tx, dest any, q string,
 // placeholders. On the pool it prepares q on first use; in a transaction it uses q prepared
 // when it is ready and runs it plain when it is not.
 func (s *Store) execFixed(ctx context.Context, e sqlx.ExecerContext, q string, args ...any) (sql.Result, error) {
-	q = s.db.Rebind(q)
+	q = s.rebound(q)
 	if !s.isPostgres() {
 		return e.ExecContext(ctx, q, args...)
 	}
@@ -121,4 +121,20 @@ func (s *Store) execFixed(ctx context.Context, e sqlx.ExecerContext, q string, a
 		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
+}
+
+// rebound is q, a fixed text with ? placeholders, in the database's placeholders: on
+// PostgreSQL $1, $2…, worked out on q's first use and kept (sqlx.Rebind builds a new text
+// on every call); on SQLite q itself. Only fixed texts may come here, so what it keeps is
+// bounded by the statements the code holds.
+func (s *Store) rebound(q string) string {
+	if !s.isPostgres() {
+		return q
+	}
+	if r, ok := s.rebinds.Load(q); ok {
+		return r.(string)
+	}
+	r := s.db.Rebind(q)
+	s.rebinds.Store(q, r)
+	return r
 }
