@@ -238,26 +238,58 @@ func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 // control character (not allowed inside a string; compact JSON has none between tokens),
 // an escape JSON does not define (fastjson keeps "\\0" as written), and a \uD800-\uDFFF
 // escape (fastjson keeps a lone one as written where encoding/json makes it U+FFFD; a valid
-// pair goes the general way too, for simplicity: servers send UTF-8), and a token outside
-// strings that breaks JSON's grammar (see oddToken). Such frames take the general path,
-// which reads them exactly as before.
+// pair goes the general way too, for simplicity: servers send UTF-8), a token outside
+// strings that breaks JSON's grammar (see oddToken), and an unterminated string. Such frames
+// take the general path, which reads them exactly as before.
+//
+// It reads the frame in one pass (after utf8.Valid's): the frames that repeat the whole
+// reply are most of a turn's bytes, and two passes, one for escapes and control characters
+// and one for tokens, were a quarter of reading a turn's events.
 func lenientAt(data []byte) bool {
-	if oddToken(data) || !utf8.Valid(data) {
+	if !utf8.Valid(data) {
 		return true
 	}
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; {
-		case c < 0x20:
-			return true
-		case c == '\\':
-			n := escapeLen(data[i+1:])
-			if n == 0 {
+		case c == '"':
+			if i = stringEnd(data, i); i < 0 {
 				return true
 			}
-			i += n
+		case c < 0x20 || c == '\\': // a backslash outside a string is no JSON at all
+			return true
+		default:
+			n, odd := oddToken(data[i:])
+			if odd {
+				return true
+			}
+			i += n - 1
 		}
 	}
 	return false
+}
+
+// stringEnd returns the index of the quote closing the string that opens at data[open],
+// or -1 when it does not close or holds what fastjson reads otherwise than encoding/json:
+// a control character or an escape escapeLen refuses.
+func stringEnd(data []byte, open int) int {
+	for i := open + 1; i < len(data); i++ {
+		c := data[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		if c != '\\' {
+			if c == '"' {
+				return i
+			}
+			return -1
+		}
+		n := escapeLen(data[i+1:])
+		if n == 0 {
+			return -1
+		}
+		i += n
+	}
+	return -1
 }
 
 // escapeLen is the length of the escape after a backslash, or 0 when it is not one JSON

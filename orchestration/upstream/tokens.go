@@ -1,52 +1,28 @@
 package upstream
 
-// oddToken reports a token outside strings that fastjson reads but encoding/json refuses:
-// a number that breaks JSON's grammar (fastjson takes any run of digits, signs, dots and
-// exponents, "+1", ".5" and "1.2.3" included) or a bare word other than true, false and
-// null (fastjson takes inf and nan). An unterminated string counts too.
-func oddToken(data []byte) bool {
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case c == '"':
-			if i = stringEnd(data, i); i < 0 {
-				return true
-			}
-		case c == '-' || c == '+' || c == '.' || isDigit(c):
-			j := i
-			for j < len(data) && isNumberByte(data[j]) {
-				j++
-			}
-			if !validNumber(data[i:j]) {
-				return true
-			}
-			i = j - 1
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			j := i
-			for j < len(data) && ('a' <= data[j] && data[j] <= 'z' || 'A' <= data[j] && data[j] <= 'Z') {
-				j++
-			}
-			if w := string(data[i:j]); w != "true" && w != "false" && w != "null" {
-				return true
-			}
-			i = j - 1
+// oddToken reads the token outside strings that data starts with and returns its length
+// (at least 1) and whether fastjson reads it but encoding/json refuses it: a number that
+// breaks JSON's grammar (fastjson takes any run of digits, signs, dots and exponents, "+1",
+// ".5" and "1.2.3" included) or a bare word other than true, false and null (fastjson takes
+// inf and nan). Any other byte (structure, spaces) is a token of one byte, never odd.
+func oddToken(data []byte) (int, bool) {
+	c := data[0]
+	switch {
+	case c == '-' || c == '+' || c == '.' || isDigit(c):
+		j := 1
+		for j < len(data) && isNumberByte(data[j]) {
+			j++
 		}
-	}
-	return false
-}
-
-// stringEnd returns the index of the quote closing the string that opens at data[open],
-// or -1 when it does not close.
-func stringEnd(data []byte, open int) int {
-	for i := open + 1; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+		return j, !validNumber(data[:j])
+	case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		j := 1
+		for j < len(data) && ('a' <= data[j] && data[j] <= 'z' || 'A' <= data[j] && data[j] <= 'Z') {
+			j++
 		}
+		w := string(data[:j])
+		return j, w != "true" && w != "false" && w != "null"
 	}
-	return -1
+	return 1, false
 }
 
 // validNumber reports whether b is a number by JSON's grammar:
