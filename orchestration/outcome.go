@@ -39,8 +39,14 @@ func (o *Orchestrator) complete(t *turn, out stream.Outcome, s postprocess.Settl
 	msg.Records = records(meta.ToolCalls, out.Sent)
 	msg.ResponseID = res.ResponseID
 	msg.ToolCalls, msg.GenUI, msg.StatePatch = jsonOrNull(meta.ToolCalls), jsonOrNull(meta.GenUI), store.JSON(meta.StatePatch)
-	msg.Validation, msg.Usage, msg.Metadata = jsonOrNull(meta.Validation), jsonOrNull(meta.Usage), jsonOrNull(meta)
-	data := events.CompletedData{Route: finalRoute(t.em.Route(), res), ReplyLen: utf8.RuneCountInString(res.Text), Metadata: meta}
+	msg.Validation, msg.Usage = jsonOrNull(meta.Validation), jsonOrNull(meta.Usage)
+	metaJSON, err := events.Encode(meta)
+	if err != nil { // plain values the turn built: cannot fail
+		o.fail(t, nil, out, err)
+		return
+	}
+	msg.Metadata = metaJSON
+	data := events.CompletedData{Route: finalRoute(t.em.Route(), res), ReplyLen: utf8.RuneCountInString(res.Text), Metadata: metaJSON}
 	t.freeSlot()
 	if err := t.em.Completed(ctx, data, msg); err != nil {
 		o.logger.Error("emit completed", "message_id", msg.ID, "err", err)

@@ -104,8 +104,11 @@ type DeltaData struct {
 type CompletedData struct {
 	Base
 	Route
-	ReplyLen int      `json:"reply_len"`
-	Metadata Metadata `json:"metadata"`
+	ReplyLen int `json:"reply_len"`
+	// Metadata is the turn's [Metadata], encoded once by the caller: the same bytes are the
+	// message's metadata column. It holds the turn's GenUI cards, tool calls and validation,
+	// the largest value a turn encodes, and it was encoded twice.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // ErrorData is the payload of the terminal error event. Error repeats Message for old clients.
