@@ -10,9 +10,9 @@ import (
 )
 
 // TestIDsSortByCreation holds the ids of sessions and messages to version 7 UUIDs, in the
-// order their rows were created. A client may sort by them; and the event log's index,
-// which starts with the message id, stays small to write only while concurrent turns' ids
-// sit side by side (store.NewID says how much that saves).
+// order their rows were created. A client may sort by them, and the event log's index,
+// which starts with the message id, is cheap to write only while concurrent turns' ids sit
+// side by side (store.NewID says how much that saves).
 func TestIDsSortByCreation(t *testing.T) {
 	h := newHarness(t, &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}})
 	ctx := context.Background()
