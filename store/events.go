@@ -262,17 +262,26 @@ func eventsInsert(b *strings.Builder, args []any, batch []Event) ([]any, error) 
 }
 
 // eventData is an event's payload as the SQLite insert binds it: nil for NULL, else a
-// string (SQLite would store []byte as a BLOB), checked with fastjson's validator as
-// eventArrays checks PostgreSQL's. JSON.Value's encoding/json check, run for every event,
-// was 4% of a SQLite replica's CPU at c=16.
+// string (SQLite would store []byte as a BLOB), checked by checkEventData.
 func eventData(e Event) (any, error) {
 	if e.Data.IsNull() {
 		return nil, nil
 	}
-	if err := fastjson.ValidateBytes(e.Data); err != nil {
-		return nil, fmt.Errorf("event %s/%d: data is not valid JSON: %w", e.MessageID, e.Seq, err)
+	if err := checkEventData(e); err != nil {
+		return nil, err
 	}
 	return string(e.Data), nil
+}
+
+// checkEventData refuses an event whose payload, not NULL, is not JSON. Both databases'
+// commits check with it, so both refuse the same payloads. It uses fastjson's validator:
+// encoding/json's was 40% of laying out a PostgreSQL commit and, through JSON.Value, 4% of a
+// SQLite replica's CPU at c=16.
+func checkEventData(e Event) error {
+	if err := fastjson.ValidateBytes(e.Data); err != nil {
+		return fmt.Errorf("event %s/%d: data is not valid JSON: %w", e.MessageID, e.Seq, err)
+	}
+	return nil
 }
 
 // ListEvents returns the events of a message with seq > afterSeq, ascending, at most limit

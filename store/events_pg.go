@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/lib/pq"
-	"github.com/valyala/fastjson"
 )
 
 // pgTime formats times for a timestamptz[] literal, to the microsecond PostgreSQL keeps.
@@ -259,9 +258,8 @@ func eventArrays(events []Event) ([]any, error) {
 		times.addTime(e.CreatedAt)
 		var j []byte // NULL
 		if !e.Data.IsNull() {
-			// fastjson's validator: encoding/json's was 40% of laying out a commit.
-			if err := fastjson.ValidateBytes(e.Data); err != nil {
-				return nil, fmt.Errorf("event %s/%d: data is not valid JSON: %w", e.MessageID, e.Seq, err)
+			if err := checkEventData(e); err != nil {
+				return nil, err
 			}
 			j = e.Data
 		}

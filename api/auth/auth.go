@@ -280,7 +280,8 @@ func (a *Authority) VerifyStream(token, messageID string) (*Claims, error) {
 }
 
 // parse verifies signature, algorithm, standard claims and lifetime, and defaults the role.
-// A token seen has kept since p accepted it is not parsed again.
+// An HS256 token that p accepted before and that has not expired since is answered from
+// seen without being parsed again.
 func (a *Authority) parse(p *jwt.Parser, seen *verifiedTokens, token string) (*Claims, error) {
 	if token == "" {
 		return nil, fmt.Errorf("%w: empty token", ErrUnauthorized)
