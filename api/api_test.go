@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,11 +30,20 @@ import (
 // stack is the whole server in-process, so the test can check that every goroutine a
 // stream starts ends with it.
 type stack struct {
-	srv   *httptest.Server
-	auth  *auth.Authority
-	orch  *orchestration.Orchestrator
-	close func()
+	srv     *httptest.Server
+	api     *api.Server
+	auth    *auth.Authority
+	orch    *orchestration.Orchestrator
+	stop    func(grace time.Duration)
+	stopped sync.Once
 }
+
+// close shuts the stack down as phaseflow serve does, running turns given 10 s to finish.
+func (s *stack) close() { s.shutdown(10 * time.Second) }
+
+// shutdown shuts the stack down once: running turns get grace to finish (then they end
+// interrupted), the event log is drained, the event streams end, and the parts close.
+func (s *stack) shutdown(grace time.Duration) { s.stopped.Do(func() { s.stop(grace) }) }
 
 // newStack builds the stack; mods may change the parts' dependencies before they are built.
 func newStack(t *testing.T, mods ...func(*orchestration.Deps, *api.Deps)) *stack {
@@ -72,11 +82,15 @@ func newStack(t *testing.T, mods ...func(*orchestration.Deps, *api.Deps)) *stack
 	}
 	ad.Orchestrator = orch
 	s := api.New(ad)
-	srv := httptest.NewServer(s.Handler())
-	return &stack{srv: srv, auth: a, orch: orch, close: func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	srv := httptest.NewUnstartedServer(s.Handler())
+	srv.Listener = s.Listener(srv.Listener) // as phaseflow serve serves: detached streams give connections back
+	srv.Start()
+	return &stack{srv: srv, api: s, auth: a, orch: orch, stop: func(grace time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
 		orch.Shutdown(ctx)
+		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		_ = log.Close(ctx)
 		s.EndStreams()
 		srv.Close()

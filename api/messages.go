@@ -72,7 +72,7 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 		return err
 	}
 	if wantsEventStream(c) {
-		return s.stream(c, &turn.Message, 0)
+		return s.stream(c, &turn.Message, 0, false)
 	}
 	return s.answerTurn(c, claims, turn)
 }

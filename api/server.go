@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -109,6 +110,13 @@ type Server struct {
 
 	// streamsDone is closed by [Server.EndStreams] so open event streams end at shutdown.
 	streamsDone chan struct{}
+	// detached counts the writers of detached streams (detach.go); detachedCtx is the
+	// context they read the log with, cancelled by EndStreams once they have had their time
+	// to end; listener takes their connections back when they end (nil: they are closed).
+	detached       sync.WaitGroup
+	detachedCtx    context.Context
+	cancelDetached context.CancelFunc
+	listener       *listener
 	// frames lends the event streams their frame buffers, a flush at a time.
 	frames frameBuffers
 }
@@ -128,6 +136,7 @@ func New(d Deps) *Server {
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
 		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, streamsDone: make(chan struct{}),
 	}
+	s.detachedCtx, s.cancelDetached = context.WithCancel(context.Background())
 	s.echo = s.routes()
 	return s
 }
@@ -136,8 +145,12 @@ func New(d Deps) *Server {
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // EndStreams ends every open event stream (at shutdown, after the running turns finished or
-// were interrupted, so clients have seen their terminal events).
-func (s *Server) EndStreams() { close(s.streamsDone) }
+// were interrupted, so clients have seen their terminal events) and waits for the detached
+// ones; the http.Server's Shutdown waits for those still in their handlers.
+func (s *Server) EndStreams() {
+	close(s.streamsDone)
+	s.endDetached()
+}
 
 func (s *Server) routes() *echo.Echo {
 	e := echo.New()

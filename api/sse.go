@@ -16,14 +16,36 @@ import (
 const retryMillis = 2000
 
 // sseWriter writes server-sent events to one connection. Every frame is flushed at once and
-// write errors are returned, so a gone client ends its handler instead of being written to.
+// write errors are returned, so a gone client ends its stream instead of being written to.
 // The buffer the frames are built in is borrowed from bufs for one flush at a time (see
 // frameBuffers), so a stream waiting for its next event holds none.
 type sseWriter struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
+	out  frameSink
 	bufs *frameBuffers
 	buf  *bytes.Buffer // nil between flushes
+}
+
+// frameSink is where an event stream's flushed frames go: the handler's response writer, or
+// the raw connection of a parked stream (parkedSink).
+type frameSink interface {
+	// send writes whole frames and makes sure they leave at once.
+	send(frames []byte) error
+}
+
+// responseSink sends frames through the handler's http.ResponseWriter.
+type responseSink struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (r responseSink) send(frames []byte) error {
+	if _, err := r.w.Write(frames); err != nil {
+		return fmt.Errorf("api: write event stream: %w", err)
+	}
+	if err := r.rc.Flush(); err != nil {
+		return fmt.Errorf("api: flush event stream: %w", err)
+	}
+	return nil
 }
 
 // startSSE sends the stream's headers and its first frame. It clears the write deadline so a
@@ -37,9 +59,10 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (
 	if httpVersionMajor < 2 {
 		h.Set("Connection", "keep-alive") // forbidden on HTTP/2 (RFC 9113 §8.2.2)
 	}
-	s := &sseWriter{w: w, rc: http.NewResponseController(w), bufs: bufs}
-	_ = s.rc.SetWriteDeadline(time.Time{}) // not every writer supports deadlines; fine
-	_ = s.rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
+	rc := http.NewResponseController(w)
+	s := &sseWriter{out: responseSink{w: w, rc: rc}, bufs: bufs}
+	_ = rc.SetWriteDeadline(time.Time{}) // not every writer supports deadlines; fine
+	_ = rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(s.buffer(), "retry: %d\n\n", retryMillis)
 	return s, s.flush()
@@ -81,16 +104,10 @@ func (s *sseWriter) flush() error {
 	if s.buf == nil {
 		return nil
 	}
-	_, err := s.w.Write(s.buf.Bytes())
+	err := s.out.send(s.buf.Bytes())
 	s.bufs.put(s.buf)
 	s.buf = nil
-	if err != nil {
-		return fmt.Errorf("api: write event stream: %w", err)
-	}
-	if err := s.rc.Flush(); err != nil {
-		return fmt.Errorf("api: flush event stream: %w", err)
-	}
-	return nil
+	return err
 }
 
 // frameBuffers lends event streams the buffer they build frames in, for one flush at a

@@ -10,7 +10,7 @@ func newMetrics() *Metrics {
 			Name: "phaseflow_http_requests_total", Help: "HTTP requests by method, route pattern, status and error code.",
 		}, []string{"method", "route", "status", "code"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "phaseflow_http_request_duration_seconds", Help: "Time to answer an HTTP request (event streams: their whole life).",
+			Name: "phaseflow_http_request_duration_seconds", Help: "Time to answer an HTTP request (an event stream: until it is detached from its handler after its first frame, or its whole life over HTTP/2).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"method", "route"}),
 		streamsOpen: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -389,7 +389,8 @@ func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger,
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: netHTTPHeaderLimit(cfg.MaxHeaderBytes)}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	served := srv.Listener(ln) // detached event streams give their connections back through it
+	go func() { errc <- hs.Serve(served) }()
 	announce(out, ln.Addr().String(), cfg, authority, logger)
 
 	var serveErr error
