@@ -61,15 +61,19 @@ func New(cfg Config) *Client {
 // NewTransport returns the transport the default client uses: http.DefaultTransport's
 // settings (proxy from the environment, dial timeouts, HTTP/2) with more idle connections
 // per host, since every chat turn goes to the same host; no transparent gzip, which would
-// buffer small SSE frames behind the decompressor; and a limit on waiting for response
+// buffer small SSE frames behind the decompressor; a limit on waiting for response
 // headers, so an upstream that accepts the connection and never answers fails as
-// upstream_timeout instead of hanging until the turn's own limit.
+// upstream_timeout instead of hanging until the turn's own limit; and a 1 KiB write buffer
+// instead of 4: each connection keeps its buffer while its response streams for the whole
+// turn, and a request (headers, then a body of kilobytes that bypasses a full buffer) takes
+// two writes with either size.
 func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
 	t.DisableCompression = true
 	t.ResponseHeaderTimeout = 60 * time.Second
+	t.WriteBufferSize = 1 << 10
 	return t
 }
 

@@ -34,9 +34,10 @@ const (
 )
 
 // initialLineBytes is the line buffer a stream starts with. Deltas are a few hundred bytes;
-// the buffer doubles for a longer line (the terminal event), so a stream holds 4 KiB while
-// it runs instead of 64 KiB (which was half of what a generation held).
-const initialLineBytes = 4 << 10
+// the buffer doubles for a longer line (the terminal event), so a waiting stream holds 512
+// bytes instead of 64 KiB (which was half of what a generation held) or the 4 KiB it
+// started with later. Reads stay large: the transport's own 4 KiB buffer is in front of it.
+const initialLineBytes = 512
 
 // errEventTooLarge reports an event whose data lines together exceed maxEventBytes.
 var errEventTooLarge = errors.New("server-sent event too large")
