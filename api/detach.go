@@ -41,7 +41,7 @@ func (s *Server) detach(c echo.Context, es *eventStream) bool {
 		return false
 	}
 	req := c.Request()
-	sink := &connSink{conn: conn, chunked: req.ProtoAtLeast(1, 1), crlf: [2]byte{'\r', '\n'}}
+	sink := &connSink{conn: conn, chunked: req.ProtoAtLeast(1, 1)}
 	// The connection may serve the client's next request unless the client asked to close
 	// it, its response ends with the connection (HTTP/1.0), or the client already sent
 	// bytes the hijack took (pipelining): those would be lost.
@@ -85,20 +85,32 @@ func (s *Server) endDetached() {
 type connSink struct {
 	conn    net.Conn
 	chunked bool
+	ended   bool     // the response's last chunk is out
 	head    [18]byte // a chunk's size line
-	crlf    [2]byte  // a chunk's end: "\r\n"
 }
 
-// send writes frames as one chunk, in one system call, within detachedWriteTimeout.
-func (cs *connSink) send(frames []byte) error {
+// Chunk framing: the end of a chunk, and of the chunk and the response at once.
+const (
+	chunkEnd    = "\r\n"
+	responseEnd = "\r\n0\r\n\r\n"
+)
+
+// send writes frames as one chunk, in one system call, within detachedWriteTimeout; the
+// last one carries the response's end too.
+func (cs *connSink) send(frames []byte, last bool) error {
 	if err := cs.conn.SetWriteDeadline(time.Now().Add(detachedWriteTimeout)); err != nil {
 		return fmt.Errorf("api: detached event stream: %w", err)
 	}
 	var err error
 	if cs.chunked {
 		head := append(strconv.AppendInt(cs.head[:0], int64(len(frames)), 16), '\r', '\n')
-		bufs := net.Buffers{head, frames, cs.crlf[:]}
+		tail := chunkEnd
+		if last {
+			tail = responseEnd
+		}
+		bufs := net.Buffers{head, frames, []byte(tail)}
 		_, err = bufs.WriteTo(cs.conn)
+		cs.ended = last && err == nil
 	} else {
 		_, err = cs.conn.Write(frames)
 	}
@@ -108,17 +120,20 @@ func (cs *connSink) send(frames []byte) error {
 	return nil
 }
 
-// finish ends the HTTP response (its last chunk) and clears the connection's deadlines for
-// whoever serves it next; false means the connection is of no further use.
+// finish ends the HTTP response (its last chunk, unless the last frames carried it) and
+// clears the connection's deadlines for whoever serves it next; false means the connection
+// is of no further use.
 func (cs *connSink) finish() bool {
 	if !cs.chunked {
 		return false
 	}
-	if cs.conn.SetWriteDeadline(time.Now().Add(detachedWriteTimeout)) != nil {
-		return false
-	}
-	if _, err := io.WriteString(cs.conn, "0\r\n\r\n"); err != nil {
-		return false
+	if !cs.ended {
+		if cs.conn.SetWriteDeadline(time.Now().Add(detachedWriteTimeout)) != nil {
+			return false
+		}
+		if _, err := io.WriteString(cs.conn, "0"+chunkEnd+chunkEnd); err != nil {
+			return false
+		}
 	}
 	return cs.conn.SetDeadline(time.Time{}) == nil
 }

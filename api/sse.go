@@ -26,10 +26,11 @@ type sseWriter struct {
 }
 
 // frameSink is where an event stream's flushed frames go: the handler's response writer, or
-// the raw connection of a parked stream (parkedSink).
+// the bare connection of a detached stream (connSink).
 type frameSink interface {
-	// send writes whole frames and makes sure they leave at once.
-	send(frames []byte) error
+	// send writes whole frames and makes sure they leave at once; last says the stream ends
+	// with them, so a sink that frames the response itself may end it in the same write.
+	send(frames []byte, last bool) error
 }
 
 // responseSink sends frames through the handler's http.ResponseWriter.
@@ -38,7 +39,7 @@ type responseSink struct {
 	rc *http.ResponseController
 }
 
-func (r responseSink) send(frames []byte) error {
+func (r responseSink) send(frames []byte, _ bool) error {
 	if _, err := r.w.Write(frames); err != nil {
 		return fmt.Errorf("api: write event stream: %w", err)
 	}
@@ -65,7 +66,7 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (
 	_ = rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(s.buffer(), "retry: %d\n\n", retryMillis)
-	return s, s.flush()
+	return s, s.flush(false)
 }
 
 // buffer is the buffer of the frames to send at the next flush, borrowed if need be.
@@ -96,15 +97,15 @@ func (s *sseWriter) unlogged(name string, data any) error {
 		return fmt.Errorf("api: encode %s: %w", name, err)
 	}
 	fmt.Fprintf(s.buffer(), "event: %s\ndata: %s\n\n", name, b)
-	return s.flush()
+	return s.flush(false)
 }
 
-// flush sends what is buffered.
-func (s *sseWriter) flush() error {
+// flush sends what is buffered; last says the stream ends with it.
+func (s *sseWriter) flush(last bool) error {
 	if s.buf == nil {
 		return nil
 	}
-	err := s.out.send(s.buf.Bytes())
+	err := s.out.send(s.buf.Bytes(), last)
 	s.bufs.put(s.buf)
 	s.buf = nil
 	return err

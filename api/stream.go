@@ -101,12 +101,12 @@ func (es *eventStream) pump(ctx context.Context) waitOutcome {
 	}
 }
 
-// deliver writes evs in one flush.
+// deliver writes evs in one flush, the stream's last when they end it.
 func (es *eventStream) deliver(evs []store.Event) error {
 	for _, ev := range evs {
 		es.w.event(ev)
 	}
-	return es.w.flush()
+	return es.w.flush(es.cur.Ended())
 }
 
 // waitMore waits for news on the log, sending heartbeats meanwhile.
