@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -21,10 +22,12 @@ import (
 var errTurnTimeout = errors.New("the turn took longer than its time limit")
 
 // complete emits phase_changed (when the turn moved the phase) and completed, which commits
-// together with the message's outcome; the rest of the turn's writes are already in. So a
-// client that sees completed and reads the message, the session or its transitions gets
-// their final state.
-func (o *Orchestrator) complete(t *turn, out stream.Outcome, s postprocess.Settlement, change *events.PhaseChange) {
+// together with the message's outcome and the turn's pending settlement (the session and
+// strategy of a turn that moved no phase); a move's settlement is already in. So a client
+// that sees completed and reads the message, the session or its transitions gets their
+// final state. A settlement the store refuses (another user's strategy) fails the turn
+// instead, as it failed when the settlement was a write of its own.
+func (o *Orchestrator) complete(t *turn, plan *prompt.Plan, out stream.Outcome, s postprocess.Settlement, change *events.PhaseChange, pending *store.Settlement) {
 	ctx := t.ctx // phase_changed waits for room only while the turn lives; completed never waits
 	meta := s.Metadata
 	meta.PhaseChange = change
@@ -46,12 +49,32 @@ func (o *Orchestrator) complete(t *turn, out stream.Outcome, s postprocess.Settl
 		return
 	}
 	msg.Metadata = metaJSON
+	msg.Settlement = pending
 	data := events.CompletedData{Route: finalRoute(t.em.Route(), res), ReplyLen: utf8.RuneCountInString(res.Text), Metadata: metaJSON}
 	t.freeSlot()
 	if err := t.em.Completed(ctx, data, msg); err != nil {
 		o.logger.Error("emit completed", "message_id", msg.ID, "err", err)
 	}
+	if refused := o.settlementRefused(t, pending); refused != nil {
+		o.fail(t, plan, out, refused)
+		return
+	}
 	o.metrics.TurnEnded(store.StatusCompleted, "", time.Since(t.started))
+}
+
+// settlementRefused waits for the completed event's commit when its settlement records a
+// strategy, the one part the store may refuse, and returns why it was refused (nil when it
+// was not, or when the turn stops waiting: its context ended). A turn without one never
+// waits: nothing in it can be refused.
+func (o *Orchestrator) settlementRefused(t *turn, pending *store.Settlement) error {
+	if pending == nil || pending.Strategy == nil {
+		return nil
+	}
+	if err := t.em.Wait(t.ctx); !errors.Is(err, eventlog.ErrRefused) {
+		return nil
+	}
+	o.logger.Warn("the turn's strategy is another user's; the turn fails", "message_id", t.begun.Assistant.ID, "strategy_id", pending.Strategy.ID)
+	return fmt.Errorf("orchestration: settle strategy %s: %w", pending.Strategy.ID, store.ErrNotFound)
 }
 
 // fail ends a turn with an error event, which commits together with the message's outcome

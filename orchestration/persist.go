@@ -14,12 +14,14 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// persist is the carry-over step and the turn's one settle write: the session after the
-// turn (with its phase move and carryover block when the verdict asks for one, and its
-// title when the server names it: AutoTitle) and the strategy the reply recorded. (Its MCP
-// calls go with the terminal event, as every turn's do.) It returns the phase change it
-// made.
-func (o *Orchestrator) persist(t *turn, plan *prompt.Plan, res stream.Result, s *postprocess.Settlement) (*events.PhaseChange, error) {
+// persist is the carry-over step and the turn's settlement: the session after the turn
+// (with its phase move and carryover block when the verdict asks for one, and its title
+// when the server names it: AutoTitle) and the strategy the reply recorded. A turn that
+// moves the phase writes it now, in a transaction of its own, since phase_changed reports
+// the move before completed; any other turn's settlement is returned to ride on its
+// completed event, which commits it with the message (store.CommitEvents). (Its MCP calls
+// go with the terminal event, as every turn's do.) It returns the phase change it made.
+func (o *Orchestrator) persist(t *turn, plan *prompt.Plan, res stream.Result, s *postprocess.Settlement) (*events.PhaseChange, *store.Settlement, error) {
 	b := t.begun
 	arts := plan.Artifacts.Clone()
 	arts[string(plan.Phase)] = s.Block
@@ -43,13 +45,16 @@ func (o *Orchestrator) persist(t *turn, plan *prompt.Plan, res stream.Result, s 
 	if s.Move {
 		var err error
 		if st.Move, change, err = o.moveAfterTurn(plan, &sess, arts, &meta, s, t.text, res.Text, b.Assistant.ID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := encodeState(&sess, arts, meta); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return change, t.keep(func(ctx context.Context) error { return o.store.SettleTurn(ctx, st) })
+	if st.Move == nil {
+		return change, st, nil
+	}
+	return change, nil, t.keep(func(ctx context.Context) error { return o.store.SettleTurn(ctx, st) })
 }
 
 // moveAfterTurn prepares the move the handler's verdict asks for. A move the graph forbids

@@ -210,12 +210,12 @@ func (o *Orchestrator) run(t *turn) {
 		Outcome: out, Policy: stream.Policy(policy.ReplyPolicy), GenUI: o.genui, Skills: plan.Skills, Locale: plan.Locale,
 	})
 	settled.Metadata.RuntimePolicy = &policy
-	change, err := o.persist(t, plan, out.Result, &settled)
+	change, pending, err := o.persist(t, plan, out.Result, &settled)
 	if err != nil {
 		o.fail(t, plan, out, err)
 		return
 	}
-	o.complete(t, out, settled, change)
+	o.complete(t, plan, out, settled, change, pending)
 }
 
 // generate is steps 2 and 3: the plan, then the attempts, whose events wait for the

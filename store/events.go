@@ -22,67 +22,99 @@ const (
 // notifyChannel is the PostgreSQL channel CommitEvents notifies and Listen follows.
 const notifyChannel = "phaseflow_events"
 
+// Unwritten names the messages of a batch whose events [Store.CommitEvents] did not write.
+type Unwritten struct {
+	// Lost are no longer the owner's running messages (another replica took them over, or
+	// they ended): their producers must stop, and nothing they queued was ever shown.
+	Lost []string
+	// Refused would have finished with a settlement the store refuses: its strategy is
+	// another user's, or a new strategy names a session that is not the user's (ErrNotFound,
+	// as for any foreign id). None of their events in the batch were written and the
+	// message still runs under its owner, whose producer may end it otherwise.
+	Refused []string
+}
+
 // CommitEvents writes a batch of events (of one or many messages) for the replica owner, in
 // one transaction (on PostgreSQL a single prepared statement, one round trip per group
-// commit, unless the batch ends a message with records: then that statement and the
-// records' INSERTs share a transaction), and reports the messages it no longer owns.
+// commit), and reports the messages it could not write.
 //
 // For each message of the batch, the write is fenced by its row: it goes in only while the
 // message is still running and owned by owner. A message taken over by another replica
 // (its lease expired and was claimed, see [Store.ClaimOrphans]) or already ended is
-// returned in lost and none of its events are written; the caller must stop producing for
-// it, and nothing it queued was ever shown to a client. The other messages' events are
+// reported Lost and none of its events are written. The other messages' events are
 // written, their last_event_id advanced, their Status and Finish (see [Event]) applied, and
 // on PostgreSQL one notification per message ("<message_id>:<max seq>", ids only) is sent
 // at commit, so a listener that reads the log after one arrives sees the rows.
 //
+// A finish may carry the turn's records (Message.Records) and its settlement
+// (Message.Settlement: the session after the turn and the strategy it recorded, merged as
+// UpsertStrategy merges), written under the same fence in the same transaction: the
+// session is settled exactly when the message has completed, in one commit instead of two.
+// A settlement whose strategy the store refuses leaves its message unwritten (Refused).
+//
 // A repeated (message_id, seq) fails the whole batch: the log has no gaps and no rewrites.
 // CreatedAt is set to now where zero. Events of one message must be in seq order.
-func (s *Store) CommitEvents(ctx context.Context, owner string, events []Event) (lost []string, err error) {
+func (s *Store) CommitEvents(ctx context.Context, owner string, events []Event) (Unwritten, error) {
 	if len(events) == 0 {
-		return nil, nil
+		return Unwritten{}, nil
 	}
 	stampEvents(events)
 	msgs := summarise(events)
 	if err := checkStatuses(msgs); err != nil {
-		return nil, fmt.Errorf("store: commit events: %w", err)
+		return Unwritten{}, fmt.Errorf("store: commit events: %w", err)
 	}
+	prepareSettlements(msgs)
 	if s.isPostgres() {
-		owned, err := s.commitPG(ctx, owner, events, msgs)
+		owned, refused, err := s.commitPG(ctx, owner, events, msgs)
 		if err != nil {
-			return nil, fmt.Errorf("store: commit events: %w", err)
+			return Unwritten{}, fmt.Errorf("store: commit events: %w", err)
 		}
-		return lostOf(msgs, owned), nil
+		return unwritten(msgs, owned, refused), nil
 	}
+	owned, refused, err := s.commitSQLite(ctx, owner, events, msgs)
+	if err != nil {
+		return Unwritten{}, fmt.Errorf("store: commit events: %w", err)
+	}
+	return unwritten(msgs, owned, refused), nil
+}
+
+// commitSQLite is CommitEvents on SQLite: one transaction of a few statements (SQLite has
+// one writer, so nothing interleaves with it).
+func (s *Store) commitSQLite(ctx context.Context, owner string, events []Event, msgs []msgBatch) (owned, refused map[string]bool, err error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: commit events: %w", err)
+		return nil, nil, err
 	}
 	defer tx.Rollback()
-	owned, err := s.advanceMessages(ctx, tx, owner, msgs)
-	if err != nil {
-		return nil, fmt.Errorf("store: commit events: %w", err)
+	if refused, err = s.refusedSettlements(ctx, tx, owner, msgs); err != nil {
+		return nil, nil, err
+	}
+	if owned, err = s.advanceMessages(ctx, tx, owner, msgs, refused); err != nil {
+		return nil, nil, err
 	}
 	kept := events
 	if len(owned) < len(msgs) {
 		kept = keepOwned(events, owned)
 	}
 	if err := s.insertEvents(ctx, tx, kept); err != nil {
-		return nil, fmt.Errorf("store: commit events: %w", err)
+		return nil, nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("store: commit events: commit: %w", err)
+		return nil, nil, fmt.Errorf("commit: %w", err)
 	}
-	return lostOf(msgs, owned), nil
+	return owned, refused, nil
 }
 
-// checkStatuses refuses a status a message cannot move to through its log, and a finish
-// that would leave the message running.
+// checkStatuses refuses a status a message cannot move to through its log, a finish that
+// would leave the message running, and a settlement the commit cannot write (one with a
+// phase move, or on a message that did not complete).
 func checkStatuses(msgs []msgBatch) error {
 	for _, m := range msgs {
 		switch {
 		case m.finish != nil && !isTerminal(m.status):
 			return fmt.Errorf("message %s: a finish needs a terminal status, not %q", m.id, m.status)
+		case m.settles() && (m.status != StatusCompleted || m.finish.Settlement.Move != nil || m.finish.Settlement.Session == nil):
+			return fmt.Errorf("message %s: a finish settles a completed turn's session, without a phase move", m.id)
 		case m.status != "" && m.status != StatusStreaming && !isTerminal(m.status):
 			return fmt.Errorf("message %s: cannot move to status %q through its log", m.id, m.status)
 		}
@@ -97,6 +129,9 @@ type msgBatch struct {
 	status string   // "" keeps the status
 	finish *Message // the terminal event's outcome, if the batch holds it
 }
+
+// settles reports whether the batch finishes the message with a settlement.
+func (m msgBatch) settles() bool { return m.finish != nil && m.finish.Settlement != nil }
 
 // summarise lists the messages of a batch in id order, with the highest seq of each and
 // the status its last status-changing event sets. Id order is the order every statement
@@ -127,10 +162,13 @@ func summarise(events []Event) []msgBatch {
 }
 
 // advanceMessages applies each message's part of the batch to its row, fenced by owner and
-// a running status, and returns the ids it could write.
-func (s *Store) advanceMessages(ctx context.Context, tx *sqlx.Tx, owner string, msgs []msgBatch) (map[string]bool, error) {
+// a running status, and returns the ids it could write; refused ones are left alone.
+func (s *Store) advanceMessages(ctx context.Context, tx *sqlx.Tx, owner string, msgs []msgBatch, refused map[string]bool) (map[string]bool, error) {
 	owned := make(map[string]bool, len(msgs))
 	for _, m := range msgs {
+		if refused[m.id] {
+			continue
+		}
 		ok, err := s.advanceMessage(ctx, tx, owner, m)
 		if err != nil {
 			return nil, err
@@ -174,7 +212,10 @@ func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m
 	if err != nil || n != 1 || m.finish == nil {
 		return n == 1, err
 	}
-	return true, s.writeRecords(ctx, tx, m.id, m.finish)
+	if err := s.writeRecords(ctx, tx, m.id, m.finish); err != nil {
+		return false, err
+	}
+	return true, s.writeSettlement(ctx, tx, m)
 }
 
 // The statements advanceMessage runs, by what the batch does to the message: its
@@ -190,15 +231,18 @@ const (
 		state_patch = ?, validation = ?, usage = ?, error = ?, metadata = ?`
 )
 
-// lostOf lists the messages of a batch that were not written.
-func lostOf(msgs []msgBatch, owned map[string]bool) []string {
-	var lost []string
+// unwritten lists the messages of a batch that were not written: refused, or else lost.
+func unwritten(msgs []msgBatch, owned, refused map[string]bool) Unwritten {
+	var u Unwritten
 	for _, m := range msgs {
-		if !owned[m.id] {
-			lost = append(lost, m.id)
+		switch {
+		case refused[m.id]:
+			u.Refused = append(u.Refused, m.id)
+		case !owned[m.id]:
+			u.Lost = append(u.Lost, m.id)
 		}
 	}
-	return lost
+	return u
 }
 
 // keepOwned drops the events of messages not in owned.

@@ -33,6 +33,18 @@ WITH v AS (
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
 		$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
 		AS v(id, seq, status, fin, content, response_id, tool_calls, genui, state_patch, validation, usage, error, metadata)
+), sv AS (
+	SELECT * FROM unnest($42::text[], $43::text[], $44::text[], $45::text[], $46::text[], $47::text[], $48::text[],
+		string_to_array($49::text, E'\x1e'), string_to_array($50::text, E'\x1e'), $51::text[], $52::text[], $53::text[],
+		$54::text[], string_to_array($55::text, E'\x1e', ''), $56::text[], $57::text[])
+		AS sv(message_id, session_id, user_id, title, locale, phase, status, artifacts, metadata, previous_response_id,
+			strategy_id, strategy_session, strategy_name, strategy_spec, strategy_status, strategy_backtest)
+), r AS (
+	SELECT sv.message_id FROM sv
+	WHERE sv.strategy_id <> ''
+		AND COALESCE((SELECT x.user_id <> sv.user_id FROM strategies x WHERE x.id = sv.strategy_id),
+			sv.strategy_session <> '' AND (SELECT y.user_id FROM sessions y WHERE y.id = sv.strategy_session) IS DISTINCT FROM sv.user_id)
+		AND (SELECT m.owner FROM messages m WHERE m.id = sv.message_id AND m.status IN ('pending', 'streaming')) = $15
 ), u AS (
 	UPDATE messages m SET
 		last_event_id = GREATEST(m.last_event_id, v.seq),
@@ -50,6 +62,7 @@ WITH v AS (
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
 	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+		AND NOT EXISTS (SELECT 1 FROM r WHERE r.message_id = v.id)
 	RETURNING m.id, v.seq, m.session_id
 ), i AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)
@@ -75,39 +88,68 @@ WITH v AS (
 		$40::bool[], string_to_array($41::text, E'\x1e')::timestamptz[])
 		AS t(message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
 	WHERE t.message_id IN (SELECT id FROM u)
+), st AS (
+	INSERT INTO strategies AS x (id, user_id, session_id, name, spec, status, backtest_status, created_at, updated_at)
+	SELECT sv.strategy_id, sv.user_id, NULLIF(sv.strategy_session, ''), sv.strategy_name, COALESCE(sv.strategy_spec, '{}'),
+		COALESCE(NULLIF(sv.strategy_status, ''), 'draft'), COALESCE(NULLIF(sv.strategy_backtest, ''), 'none'), $14, $14
+	FROM sv JOIN u ON u.id = sv.message_id
+	WHERE sv.strategy_id <> ''
+	ON CONFLICT (id) DO UPDATE SET
+		name = COALESCE(NULLIF((SELECT w.strategy_name FROM sv w WHERE w.strategy_id = x.id), ''), x.name),
+		spec = COALESCE((SELECT w.strategy_spec FROM sv w WHERE w.strategy_id = x.id), x.spec),
+		status = COALESCE(NULLIF((SELECT w.strategy_status FROM sv w WHERE w.strategy_id = x.id), ''), x.status),
+		backtest_status = COALESCE(NULLIF((SELECT w.strategy_backtest FROM sv w WHERE w.strategy_id = x.id), ''), x.backtest_status),
+		updated_at = $14
+	WHERE x.user_id = EXCLUDED.user_id
+	RETURNING x.id
+), ss AS (
+	UPDATE sessions y SET title = sv.title, locale = sv.locale, phase = sv.phase, status = sv.status,
+		artifacts = sv.artifacts, metadata = sv.metadata, previous_response_id = sv.previous_response_id, updated_at = $14
+	FROM sv JOIN u ON u.id = sv.message_id AND u.session_id = sv.session_id
+	WHERE y.id = u.session_id AND (sv.strategy_id = '' OR sv.strategy_id IN (SELECT id FROM st))
 )
-SELECT u.id FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n`
+SELECT u.id, false FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n
+UNION ALL SELECT r.message_id, true FROM r`
 
-// commitPG runs commitEventsPG and returns the ids it could write: one statement, one
-// round trip, whatever the batch holds (the event log's one committer serves every turn,
-// so a transaction of several statements here held up all of them).
-func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs []msgBatch) (map[string]bool, error) {
+// commitPG runs commitEventsPG and returns the ids it wrote and those it refused: one
+// statement, one round trip, whatever the batch holds (the event log's one committer serves
+// every turn, so a transaction of several statements here held up all of them).
+func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs []msgBatch) (owned, refused map[string]bool, err error) {
 	args, err := commitArgs(owner, events, msgs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stmt, err := s.prepared(ctx, commitEventsPG)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return scanOwned(stmt.QueryContext(ctx, args...))
+	return scanCommitted(stmt.QueryContext(ctx, args...))
 }
 
-// scanOwned collects the ids commitEventsPG returns.
-func scanOwned(rows *sql.Rows, err error) (map[string]bool, error) {
+// scanCommitted collects what commitEventsPG returns: each message it wrote, and each it
+// refused (flagged).
+func scanCommitted(rows *sql.Rows, err error) (owned, refused map[string]bool, _ error) {
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	owned := make(map[string]bool)
+	owned = make(map[string]bool)
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		var isRefused bool
+		if err := rows.Scan(&id, &isRefused); err != nil {
+			return nil, nil, err
+		}
+		if isRefused {
+			if refused == nil {
+				refused = make(map[string]bool)
+			}
+			refused[id] = true
+			continue
 		}
 		owned[id] = true
 	}
-	return owned, rows.Err()
+	return owned, refused, rows.Err()
 }
 
 // commitArgs lays a batch out as the statement's arrays.
@@ -143,7 +185,11 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(append(args, now(), owner), evArgs...), recArgs...), nil
+	setArgs, err := settlementArrays(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(append(args, now(), owner), evArgs...), recArgs...), setArgs...), nil
 }
 
 // recordArrays lays out the records of the messages a batch ends (store.TurnRecords) as

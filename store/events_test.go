@@ -107,7 +107,7 @@ func TestEvents(t *testing.T) {
 		})
 
 		t.Run("unknown message is reported lost", func(t *testing.T) {
-			lost, err := s.CommitEvents(ctx, testOwner, events("no-such-message", 1, 1))
+			lost, err := lostOf(s.CommitEvents(ctx, testOwner, events("no-such-message", 1, 1)))
 			if err != nil || !slices.Equal(lost, []string{"no-such-message"}) {
 				t.Errorf("CommitEvents for a missing message = lost %v, %v; want it lost", lost, err)
 			}
@@ -199,17 +199,19 @@ func TestEventsKeepLogAfterError(t *testing.T) {
 }
 
 // TestCommitPlanProbesRunningMessages checks the plan PostgreSQL keeps for the event log's
-// commit on a fresh database: it must find the batch's messages through an index, not by
-// reading the whole messages table (which it would then do on every commit as the table
-// grew, until an ANALYZE replanned it).
+// commit on a fresh database: it must find the batch's messages, and the sessions and
+// strategies a settlement names, through an index, not by reading a whole table (which it
+// would then do on every commit as the table grew, until an ANALYZE replanned it).
 func TestCommitPlanProbesRunningMessages(t *testing.T) {
 	s := storetest.Postgres(t)
 	plan, err := s.ExplainCommitPlan(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(plan, "Seq Scan on messages") || !strings.Contains(plan, "Index Scan") {
-		t.Errorf("the commit's generic plan reads messages without an index:\n%s", plan)
+	for _, table := range []string{"messages", "sessions", "strategies"} {
+		if strings.Contains(plan, "Seq Scan on "+table) || !strings.Contains(plan, "Index Scan") {
+			t.Errorf("the commit's generic plan reads %s without an index:\n%s", table, plan)
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
 }
 
 // commitEventsParams is how many parameters commitEventsPG takes.
-const commitEventsParams = 41
+const commitEventsParams = 41 + settlementColumns
 
 // QueryString runs a query that returns one text value.
 func (s *Store) QueryString(ctx context.Context, query string, args ...any) (string, error) {

@@ -94,14 +94,14 @@ func TestLeases(t *testing.T) {
 		})
 
 		t.Run("the old owner is fenced off", func(t *testing.T) {
-			lost, err := s.CommitEvents(ctx, short.Owner, events(dying.ID, 1, 2))
+			lost, err := lostOf(s.CommitEvents(ctx, short.Owner, events(dying.ID, 1, 2)))
 			if err != nil || len(lost) != 1 || lost[0] != dying.ID {
 				t.Fatalf("CommitEvents by the old owner = %v, %v; want the message lost", lost, err)
 			}
 			if got, _ := s.ListEvents(ctx, dying.ID, 0, 0); len(got) != 0 {
 				t.Errorf("the old owner wrote %v", seqs(got))
 			}
-			lost, err = s.CommitEvents(ctx, sweeper.Owner, events(dying.ID, 1, 1))
+			lost, err = lostOf(s.CommitEvents(ctx, sweeper.Owner, events(dying.ID, 1, 1)))
 			if err != nil || len(lost) != 0 {
 				t.Errorf("CommitEvents by the new owner = %v, %v; want it written", lost, err)
 			}
@@ -109,7 +109,7 @@ func TestLeases(t *testing.T) {
 
 		t.Run("a mixed batch keeps the owned messages", func(t *testing.T) {
 			batch := append(events(alive.ID, 1, 2), events(unowned.ID, 1, 1)...)
-			lost, err := s.CommitEvents(ctx, live.Owner, batch)
+			lost, err := lostOf(s.CommitEvents(ctx, live.Owner, batch))
 			if err != nil || len(lost) != 1 || lost[0] != unowned.ID {
 				t.Fatalf("CommitEvents = %v, %v; want only %s lost", lost, err, unowned.ID)
 			}
@@ -173,7 +173,7 @@ func finishWith(t *testing.T, s *store.Store, owner string, m *store.Message) {
 	m.Status = store.StatusCompleted
 	m.LastEventID++
 	ev := store.Event{MessageID: m.ID, Seq: m.LastEventID, Name: "completed", Data: store.JSON(`{}`), Finish: m}
-	if lost, err := s.CommitEvents(t.Context(), owner, []store.Event{ev}); err != nil || len(lost) > 0 {
+	if lost, err := lostOf(s.CommitEvents(t.Context(), owner, []store.Event{ev})); err != nil || len(lost) > 0 {
 		t.Fatalf("finish %s: lost %v, %v", m.ID, lost, err)
 	}
 }

@@ -80,7 +80,7 @@ func TestRecordsGoWithTheTerminalEvent(t *testing.T) {
 			b.Status, b.LastEventID = store.StatusCompleted, b.LastEventID+1
 			b.Records = &store.TurnRecords{Calls: []store.MCPCall{{ToolCall: store.ToolCall{Name: "x", Status: store.ToolSuccess}}}}
 			ev := store.Event{MessageID: b.ID, Seq: b.LastEventID, Name: "completed", Data: store.JSON(`{}`), Finish: b}
-			lost, err := s.CommitEvents(ctx, "another-replica", []store.Event{ev})
+			lost, err := lostOf(s.CommitEvents(ctx, "another-replica", []store.Event{ev}))
 			if err != nil || len(lost) != 1 {
 				t.Fatalf("CommitEvents by a non-owner = %v, %v; want the message lost", lost, err)
 			}

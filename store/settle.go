@@ -15,12 +15,15 @@ import (
 var ErrNotOwner = errors.New("store: the message is not running under this owner")
 
 // Settlement is everything an accepted turn writes besides its events (orchestrator.md §2
-// step 4), written by [Store.SettleTurn] in one transaction. The turn's MCP calls are not
-// here: every turn records them, whatever its outcome, with its terminal event
-// ([TurnRecords]).
+// step 4). A completed turn's settlement without a phase move rides on its terminal event
+// (Message.Settlement) and is written by the commit that finishes the message
+// ([Store.CommitEvents]); one with a move is written by [Store.SettleTurn], in one
+// transaction, before the events that report the move. The turn's MCP calls are not here:
+// every turn records them, whatever its outcome, with its terminal event ([TurnRecords]).
 type Settlement struct {
 	// MessageID and Owner fence the write: it happens only while the message is running
-	// and owned by Owner (the lease rules of package orchestration/lease).
+	// and owned by Owner (the lease rules of package orchestration/lease). A settlement on
+	// a terminal event is fenced by its commit and needs neither.
 	MessageID string
 	Owner     string
 	// Session is the session after the turn; all its mutable fields are written (see
@@ -29,29 +32,24 @@ type Settlement struct {
 	// Move, when set, is the phase move the turn made: the session's phase changes only if
 	// it is still Move.FromPhase (else ErrPhaseChanged), and the transition row is written.
 	Move *Transition
-	// Strategy, when set, is created or updated as UpsertStrategy describes; the stored
-	// row is written back.
+	// Strategy, when set, is created or updated as UpsertStrategy describes (an id is drawn
+	// when it has none); the stored row is written back by SettleTurn.
 	Strategy *Strategy
 }
 
 // SettleTurn writes st in one transaction: the strategy, the session (with its phase move
-// and transition), and the fence. One round of locks and one commit per turn, instead of one
-// per row kind, and a turn that lost its lease writes none of it. The common turns are one
-// fenced statement: one that changes only the session's state, and on PostgreSQL one that
-// also records a strategy (settleStrategyPG).
+// and transition), and the fence, checked last. A turn that lost its lease writes none of it
+// (ErrNotOwner), and another user's strategy refuses all of it (ErrNotFound).
 func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
-	switch {
-	case st.Move == nil && st.Session != nil && st.Strategy == nil:
-		return s.settleSessionOnly(ctx, st)
-	case st.Move == nil && st.Session != nil && s.isPostgres():
-		return s.settleStrategy(ctx, st)
-	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: settle turn: %w", err)
 	}
 	defer tx.Rollback()
 	if st.Strategy != nil {
+		if st.Strategy.ID == "" {
+			st.Strategy.ID = NewID()
+		}
 		stored, err := s.upsertStrategyTx(ctx, tx, st.Strategy)
 		if err != nil {
 			return err
@@ -73,32 +71,6 @@ func (s *Store) SettleTurn(ctx context.Context, st *Settlement) error {
 		return fmt.Errorf("store: settle turn: commit: %w", err)
 	}
 	return nil
-}
-
-// settleSessionOnly is SettleTurn for a turn that changes the session's state only: the
-// session update carries the fence as a condition (on PostgreSQL with the message row
-// locked, as the transaction's fence would), so it is one statement and one round trip.
-func (s *Store) settleSessionOnly(ctx context.Context, st *Settlement) error {
-	n, err := s.writeSession(ctx, s.db, st.Session, ` AND EXISTS (`+s.fenceQuery()+`)`, st.MessageID, st.Owner)
-	if err != nil || n == 1 {
-		return err
-	}
-	return s.unsettled(ctx, st)
-}
-
-// unsettled says why a settlement wrote nothing although its statement ran: the message
-// is not the owner's running message (ErrNotOwner), or else its session is gone
-// (ErrNotFound). The rare path, so a second look is fine.
-func (s *Store) unsettled(ctx context.Context, st *Settlement) error {
-	var one int
-	err := s.db.GetContext(ctx, &one, s.db.Rebind(`SELECT 1 FROM messages WHERE `+fenced), st.MessageID, st.Owner)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: settle turn %s: %w", st.MessageID, ErrNotOwner)
-	case err != nil:
-		return fmt.Errorf("store: settle turn: %w", err)
-	}
-	return fmt.Errorf("store: settle turn: session %s: %w", st.Session.ID, ErrNotFound)
 }
 
 // fenced is the condition on a message row that a turn's writes need: still running and

@@ -51,11 +51,15 @@ func createTurn(t *testing.T, s *store.Store, sess *store.Session, text, clientR
 	return u, a
 }
 
-// commitEvents is CommitEvents for testOwner, with a lost message reported as an error.
+// lostOf is CommitEvents' answer as the messages it lost.
+func lostOf(u store.Unwritten, err error) ([]string, error) { return u.Lost, err }
+
+// commitEvents is CommitEvents for testOwner, with a message it did not write reported as
+// an error.
 func commitEvents(ctx context.Context, s *store.Store, evs []store.Event) error {
-	lost, err := s.CommitEvents(ctx, testOwner, evs)
-	if err == nil && len(lost) > 0 {
-		err = fmt.Errorf("CommitEvents: lost %v", lost)
+	un, err := s.CommitEvents(ctx, testOwner, evs)
+	if err == nil && len(un.Lost)+len(un.Refused) > 0 {
+		err = fmt.Errorf("CommitEvents: lost %v, refused %v", un.Lost, un.Refused)
 	}
 	return err
 }
@@ -517,7 +521,7 @@ func TestMessages(t *testing.T) {
 		})
 
 		t.Run("nothing is written after the terminal event", func(t *testing.T) {
-			lost, err := s.CommitEvents(ctx, testOwner, events(a1.ID, 3, 3))
+			lost, err := lostOf(s.CommitEvents(ctx, testOwner, events(a1.ID, 3, 3)))
 			if err != nil || len(lost) != 1 || lost[0] != a1.ID {
 				t.Fatalf("CommitEvents after the end = %v, %v; want the message reported lost", lost, err)
 			}

@@ -112,6 +112,11 @@ type Message struct {
 	// besides these columns (its MCP calls, its upstream traces), written in the same
 	// transaction. Not a column; never read back.
 	Records *TurnRecords `db:"-" json:"-"`
+	// Settlement, on a completed turn's outcome (Event.Finish), is the session and strategy
+	// state the turn settles, written by the commit that finishes the message (see
+	// [Store.CommitEvents]); a settlement with a phase move is not: [Store.SettleTurn] writes
+	// it first. Not a column.
+	Settlement *Settlement `db:"-" json:"-"`
 }
 
 // Event is one entry of a message's durable event log: Seq is its position (1, 2, 3 …

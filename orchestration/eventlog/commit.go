@@ -55,11 +55,11 @@ func (l *Log) flushAll(b *batch) {
 		if len(b.events) == 0 {
 			return
 		}
-		lost, err := l.commit(b)
+		un, err := l.commit(b)
 		if errors.Is(err, errAbandoned) {
 			return
 		}
-		l.publish(b, lost)
+		l.publish(b, un)
 	}
 }
 
@@ -97,13 +97,13 @@ var errAbandoned = errors.New("eventlog: abandoned at close")
 // commit writes b, retrying while the database is unreachable (as long as it takes: the
 // orchestrator decides when a turn has waited too long) and a few times on other errors,
 // after which each message is tried alone and those that still fail are reported lost.
-func (l *Log) commit(b *batch) ([]string, error) {
+func (l *Log) commit(b *batch) (store.Unwritten, error) {
 	delay := l.opts.RetryMin
 	for attempt := 1; ; attempt++ {
-		lost, err := l.commitOnce(b.events)
+		un, err := l.commitOnce(b.events)
 		if err == nil {
 			l.failingSince.Store(0)
-			return lost, nil
+			return un, nil
 		}
 		retryable := store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded)
 		if !retryable && attempt >= permanentAttempts {
@@ -115,45 +115,52 @@ func (l *Log) commit(b *batch) ([]string, error) {
 		select {
 		case <-time.After(delay):
 		case <-l.abandon:
-			return nil, errAbandoned
+			return store.Unwritten{}, errAbandoned
 		}
 		delay = min(2*delay, l.opts.RetryMax)
 	}
 }
 
-func (l *Log) commitOnce(evs []store.Event) ([]string, error) {
+func (l *Log) commitOnce(evs []store.Event) (store.Unwritten, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.CommitTimeout)
 	defer cancel()
 	start := time.Now()
-	lost, err := l.store.CommitEvents(ctx, l.owner, evs)
+	un, err := l.store.CommitEvents(ctx, l.owner, evs)
 	if l.opts.Observe != nil {
 		l.opts.Observe(len(evs), time.Since(start), err)
 	}
-	return lost, err
+	return un, err
 }
 
 // commitEach commits each stream's part of b on its own; a part that fails is lost.
-func (l *Log) commitEach(b *batch) []string {
-	var lost []string
+func (l *Log) commitEach(b *batch) store.Unwritten {
+	var all store.Unwritten
 	i := 0
 	for _, p := range b.parts {
 		evs := b.events[i : i+p.n]
 		i += p.n
-		l2, err := l.commitOnce(evs)
+		un, err := l.commitOnce(evs)
 		if err != nil {
 			l.logger.Error("events of a message cannot be written; giving the message up", "message_id", p.s.id, "err", err)
-			l2 = []string{p.s.id}
+			un = store.Unwritten{Lost: []string{p.s.id}}
 		}
-		lost = append(lost, l2...)
+		all.Lost, all.Refused = append(all.Lost, un.Lost...), append(all.Refused, un.Refused...)
 	}
-	return lost
+	return all
 }
 
-// publish makes a committed batch visible, stream by stream, retires finished streams and
-// tells the producers of lost ones.
-func (l *Log) publish(b *batch, lost []string) {
+// publish makes a committed batch visible, stream by stream, retires finished streams,
+// tells the producers of lost ones and hands refused finishes back to theirs.
+func (l *Log) publish(b *batch, un store.Unwritten) {
 	for _, p := range b.parts {
-		isLost := slices.Contains(lost, p.s.id)
+		if slices.Contains(un.Refused, p.s.id) {
+			l.logger.Warn("the store refused a message's finish; its producer ends it otherwise", "message_id", p.s.id)
+			if p.s.refuse(p.n) {
+				l.queue(p.s) // the part's other events go with the next batch
+			}
+			continue
+		}
+		isLost := slices.Contains(un.Lost, p.s.id)
 		if isLost { // tell the producer before anyone can see the stream end
 			l.logger.Warn("message lost to another replica; its producer stops", "message_id", p.s.id)
 			p.s.onLost()

@@ -17,7 +17,11 @@
 // replica is reported lost, its pending events are dropped, and its producer is told
 // through the callback given to [Log.Open]; the new owner ends it with its own terminal
 // event. A message's terminal event commits together with the message row's final status
-// and outcome, so the row is finished exactly when its log is.
+// and outcome (and a completed turn's settlement: the session and strategy it leaves), so
+// the row is finished exactly when its log is. A finish the store refuses (a settlement
+// naming another user's strategy) is dropped before anyone saw it, the events before it
+// are committed as usual, and its producer learns it from [Writer.Wait] and ends the
+// message with another terminal event in its place.
 //
 // # Outages
 //

@@ -15,7 +15,7 @@ import (
 
 // Store is what the log needs of persistence.
 type Store interface {
-	CommitEvents(ctx context.Context, owner string, evs []store.Event) (lost []string, err error)
+	CommitEvents(ctx context.Context, owner string, evs []store.Event) (store.Unwritten, error)
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
 }
 
@@ -28,6 +28,10 @@ var (
 	ErrLost = errors.New("eventlog: the message is no longer written by this replica")
 	// ErrEnded is returned by appends after the terminal event.
 	ErrEnded = errors.New("eventlog: the message already has its terminal event")
+	// ErrRefused is returned by [Writer.Wait] when the store refused the message's finish
+	// (its settlement: see store.Unwritten): the terminal event was dropped unseen, and the
+	// producer must end the message with another one.
+	ErrRefused = errors.New("eventlog: the store refused the message's finish")
 )
 
 // Options tune the log. The zero value gives the defaults.

@@ -49,16 +49,16 @@ func newGated(st *store.Store) *gatedStore {
 	return &gatedStore{Store: st, committed: map[string]int64{}}
 }
 
-func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store.Event) ([]string, error) {
+func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store.Event) (store.Unwritten, error) {
 	g.first.CompareAndSwap(0, int64(len(evs)))
 	g.commits.Add(1)
 	if g.gate != nil {
 		<-g.gate
 	}
 	if g.down.Load() {
-		return nil, fmt.Errorf("store: commit events: %w", syscall.ECONNREFUSED)
+		return store.Unwritten{}, fmt.Errorf("store: commit events: %w", syscall.ECONNREFUSED)
 	}
-	lost, err := g.Store.CommitEvents(ctx, owner, evs)
+	un, err := g.Store.CommitEvents(ctx, owner, evs)
 	if err == nil {
 		g.mu.Lock()
 		for _, e := range evs {
@@ -66,7 +66,7 @@ func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store
 		}
 		g.mu.Unlock()
 	}
-	return lost, err
+	return un, err
 }
 
 func (g *gatedStore) isCommitted(id string, seq int64) bool {
@@ -628,6 +628,88 @@ func TestLingeringEvents(t *testing.T) {
 		closeLog(t, l)
 		if evs, err := st.ListEvents(context.Background(), id, 0, 0); err != nil || len(evs) != 1 {
 			t.Fatalf("after close the log holds %d events (%v), want the lingering one", len(evs), err)
+		}
+	})
+}
+
+// TestRefusedFinish has the store refuse a message's finish (its settlement names another
+// user's strategy) in a batch with a delta before it: the producer learns it from Wait, the
+// delta is committed all the same, and the error event it appends instead takes the
+// refused event's place. No follower ever sees the refused completed event.
+func TestRefusedFinish(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		g := newGated(st)
+		gate := make(chan struct{})
+		g.gate = gate
+		l := New(g, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		released := make(chan struct{})
+		defer close(released)
+		id := newMessage(t, st, ownLease())
+		msg, err := st.GetMessage(ctx, id, "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := st.GetSession(ctx, msg.SessionID, "u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bobs := &store.Strategy{UserID: "bob", Name: "bob's"}
+		if err := st.UpsertStrategy(ctx, bobs); err != nil {
+			t.Fatal(err)
+		}
+		follower := make(chan []int64, 1)
+		go func() {
+			seqs, _ := follow(l, id, 0, 0, func(ev store.Event) {
+				if ev.Name == events.Completed {
+					t.Errorf("a follower saw the refused completed event %d", ev.Seq)
+				}
+			})
+			follower <- seqs
+		}()
+
+		w := mustOpen(t, l, id, Opening{})
+		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
+			t.Fatal(err)
+		}
+		for g.commits.Load() == 0 { // delta 1's commit waits at the gate: the rest piles up
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(2)); err != nil {
+			t.Fatal(err)
+		}
+		done := &store.Message{Status: store.StatusCompleted, Content: "done",
+			Settlement: &store.Settlement{Session: sess, Strategy: &store.Strategy{ID: bobs.ID, UserID: "u", Name: "mine now"}}}
+		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 2}, done); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				select {
+				case gate <- struct{}{}:
+				case <-released:
+					return
+				}
+			}
+		}()
+		if err := w.Wait(ctx); !errors.Is(err, ErrRefused) {
+			t.Fatalf("Wait = %v, want ErrRefused", err)
+		}
+		seq, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInternalError}, &store.Message{Status: store.StatusFailed})
+		if err != nil || seq != 3 {
+			t.Fatalf("Finish after the refusal = %d, %v; want seq 3", seq, err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wantSeqs(t, <-follower, 1, 3)
+		stored, _ := st.ListEvents(ctx, id, 0, 0)
+		if len(stored) != 3 || stored[2].Name != events.Error {
+			t.Fatalf("stored log %+v, want the two deltas and the error", stored)
+		}
+		if got, _ := st.GetStrategy(ctx, bobs.ID, "bob"); got.Name != "bob's" {
+			t.Errorf("bob's strategy changed: %+v", got)
 		}
 	})
 }

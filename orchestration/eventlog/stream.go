@@ -25,6 +25,7 @@ type stream struct {
 	terminal  bool          // a terminal event was appended
 	done      bool          // nothing more will be committed here: terminal committed, or lost
 	lost      bool          // another replica owns the message, or its events could not be written
+	refused   bool          // the store refused the finish; cleared when the producer learns it (Wait)
 }
 
 func newStream(id string, o Opening) *stream {
@@ -81,6 +82,21 @@ func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
 	more := s.taken < len(s.events)
 	s.queued = more // the committer puts it back in the list when it took only part
 	return batch, k, more
+}
+
+// refuse takes back the stream's next n events, which the store did not write because it
+// refused the finish that ends them: the terminal event, the last of them, is dropped
+// (nobody saw it; the producer appends another), and the others are pending again. It
+// reports whether any are.
+func (s *stream) refuse(n int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = s.events[:s.taken-1] // the terminal event: nothing can follow it
+	s.taken -= n
+	s.terminal, s.refused, s.queued = false, true, false
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.taken < len(s.events)
 }
 
 // publish records the outcome of a commit of the stream's next n events: committed (they

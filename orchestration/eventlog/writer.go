@@ -155,16 +155,20 @@ func (w *Writer) Nudge(ctx context.Context) {
 const maxNudgeWait = 5 * time.Millisecond
 
 // Wait blocks until every event appended so far is committed (nil), the message is lost
-// ([ErrLost]) or ctx ends.
+// ([ErrLost]), its finish was refused ([ErrRefused], once: the writer may then Finish
+// again) or ctx ends.
 func (w *Writer) Wait(ctx context.Context) error {
 	s := w.s
 	for {
 		s.mu.Lock()
-		done, lost, changed := s.committed == len(s.events), s.lost, s.changed
+		done, lost, refused, changed := s.committed == len(s.events), s.lost, s.refused, s.changed
+		s.refused = false
 		s.mu.Unlock()
 		switch {
 		case lost:
 			return fmt.Errorf("wait for %s: %w", s.id, ErrLost)
+		case refused:
+			return fmt.Errorf("wait for %s: %w", s.id, ErrRefused)
 		case done:
 			return nil
 		}

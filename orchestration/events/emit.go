@@ -10,12 +10,14 @@ import (
 // events that may wait a few milliseconds to be committed with the next one (statuses,
 // one of which moves the message's status), and the terminal event with the message's
 // outcome; Nudge commits what was appended now rather than with the next batch, and lets
-// it reach clients before the producer goes on.
+// it reach clients before the producer goes on; Wait waits until what was appended is
+// committed, and says whether the store refused the finish (eventlog.ErrRefused).
 type Appender interface {
 	Append(ctx context.Context, name string, data any) (int64, error)
 	AppendLater(ctx context.Context, name string, data any, status string) (int64, error)
 	Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error)
 	Nudge(ctx context.Context)
+	Wait(ctx context.Context) error
 }
 
 // Emitter writes one turn's events: it stamps every payload with the message and request
@@ -125,6 +127,10 @@ func (e *Emitter) Completed(ctx context.Context, d CompletedData, result *store.
 	_, err := e.w.Finish(ctx, Completed, &d, result)
 	return err
 }
+
+// Wait waits until the events emitted so far are committed: for a turn whose completed
+// event carries a settlement the store may refuse, and must then fail instead.
+func (e *Emitter) Wait(ctx context.Context) error { return e.w.Wait(ctx) }
 
 // Failed emits the terminal error event; it commits with the message's outcome.
 func (e *Emitter) Failed(ctx context.Context, d ErrorData, result *store.Message) error {

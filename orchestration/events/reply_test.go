@@ -73,6 +73,8 @@ func (a *appender) Finish(_ context.Context, name string, data any, _ *store.Mes
 	return a.add(name, data)
 }
 
+func (a *appender) Wait(context.Context) error { return nil }
+
 // TestEmitterNumbersDeltasAcrossAttempts plays a retried turn through the emitter and reads
 // it as the two kinds of client the contract names: one that ignores status events and
 // joins deltas by seq (it gets both attempts, in order), and one that honours
