@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lib/pq"
 )
@@ -18,7 +19,10 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // could write, the records of the messages it ends (their MCP calls and upstream traces, so
 // they exist exactly when the message has ended under the owner's fence), and notifies per
 // message. Its text is fixed (arrays and joined texts, not a VALUES list), so it is
-// prepared once per connection and PostgreSQL plans it once.
+// prepared once per connection and PostgreSQL plans it once. A batch that ends a turn with
+// its settlement runs commitSettlingPG instead: the same statement with the settlements'
+// parts (see settle_commit.go), which the other commits, the first delta's among them, do
+// not carry.
 //
 // That one plan is made while the tables are small (a connection's sixth run) and kept
 // until an ANALYZE of them. The UPDATE's condition is therefore the whole of
@@ -28,24 +32,65 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // primary key, and against a guess of 10 rows from the unnest, a sequential scan of a
 // still-small table was cheaper: the plan then read the whole messages table on every
 // commit as it grew (on a fresh database, until autovacuum's first ANALYZE).
-const commitEventsPG = `
-WITH v AS (
-	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
-		$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
-		AS v(id, seq, status, fin, content, response_id, tool_calls, genui, state_patch, validation, usage, error, metadata)
-), sv AS (
+const commitEventsPG = commitMessages + commitUpdate + commitRows + commitSelect
+
+// commitSettlingPG is commitEventsPG for a batch that settles turns, with settlementArrays'
+// parameters ($42–$58): the settlements (sv), those refused because their strategy is
+// another user's or a new strategy names a session that is not the user's (r: the message
+// is left unwritten, and reported), the strategies upserted as UpsertStrategy merges (st;
+// never another user's row), and the sessions written, through the message row's own
+// session, only where the strategy was (ss). Every look-up is a scalar subquery or a join
+// on a primary key, so the generic plan probes indexes (TestCommitPlanProbesRunningMessages).
+// Two settlements of one strategy in a batch fail it (a row is updated once per
+// statement), and the log then commits its messages one by one.
+const commitSettlingPG = commitMessages + `, sv AS (
 	SELECT * FROM unnest($42::text[], $43::text[], $44::text[], $45::text[], $46::text[], $47::text[], $48::text[],
 		string_to_array($49::text, E'\x1e'), string_to_array($50::text, E'\x1e'), $51::text[], $52::text[], $53::text[],
 		$54::text[], string_to_array($55::text, E'\x1e', ''), $56::text[], $57::text[])
 		AS sv(message_id, session_id, user_id, title, locale, phase, status, artifacts, metadata, previous_response_id,
 			strategy_id, strategy_session, strategy_name, strategy_spec, strategy_status, strategy_backtest)
+	LIMIT $58 -- the settlements' number: see settlementArrays
 ), r AS (
 	SELECT sv.message_id FROM sv
 	WHERE sv.strategy_id <> ''
 		AND COALESCE((SELECT x.user_id <> sv.user_id FROM strategies x WHERE x.id = sv.strategy_id),
 			sv.strategy_session <> '' AND (SELECT y.user_id FROM sessions y WHERE y.id = sv.strategy_session) IS DISTINCT FROM sv.user_id)
 		AND (SELECT m.owner FROM messages m WHERE m.id = sv.message_id AND m.status IN ('pending', 'streaming')) = $15
-), u AS (
+)` + commitUpdate + `
+		AND NOT EXISTS (SELECT 1 FROM r WHERE r.message_id = v.id)` + commitRows + `, st AS (
+	INSERT INTO strategies AS x (id, user_id, session_id, name, spec, status, backtest_status, created_at, updated_at)
+	SELECT sv.strategy_id, sv.user_id, NULLIF(sv.strategy_session, ''), sv.strategy_name, COALESCE(sv.strategy_spec, '{}'),
+		COALESCE(NULLIF(sv.strategy_status, ''), 'draft'), COALESCE(NULLIF(sv.strategy_backtest, ''), 'none'), $14, $14
+	FROM sv JOIN u ON u.id = sv.message_id
+	WHERE sv.strategy_id <> ''
+	ON CONFLICT (id) DO UPDATE SET
+		name = COALESCE(NULLIF((SELECT w.strategy_name FROM sv w WHERE w.strategy_id = x.id), ''), x.name),
+		spec = COALESCE((SELECT w.strategy_spec FROM sv w WHERE w.strategy_id = x.id), x.spec),
+		status = COALESCE(NULLIF((SELECT w.strategy_status FROM sv w WHERE w.strategy_id = x.id), ''), x.status),
+		backtest_status = COALESCE(NULLIF((SELECT w.strategy_backtest FROM sv w WHERE w.strategy_id = x.id), ''), x.backtest_status),
+		updated_at = $14
+	WHERE x.user_id = EXCLUDED.user_id
+	RETURNING x.id
+), ss AS (
+	UPDATE sessions y SET title = sv.title, locale = sv.locale, phase = sv.phase, status = sv.status,
+		artifacts = sv.artifacts, metadata = sv.metadata, previous_response_id = sv.previous_response_id, updated_at = $14
+	FROM sv JOIN u ON u.id = sv.message_id AND u.session_id = sv.session_id
+	WHERE y.id = u.session_id AND (sv.strategy_id = '' OR sv.strategy_id IN (SELECT id FROM st))
+)` + commitSelect + `
+UNION ALL SELECT r.message_id, true FROM r`
+
+// The parts of the two commit statements, in order: the batch's message rows (v); the
+// UPDATE that advances and fences them (u), open for a further condition; the events,
+// MCP calls and traces of the rows it wrote; and what the statement returns, each written
+// message with a notification (and, settling, each refused one).
+const (
+	commitMessages = `
+WITH v AS (
+	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
+		$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+		AS v(id, seq, status, fin, content, response_id, tool_calls, genui, state_patch, validation, usage, error, metadata)
+)`
+	commitUpdate = `, u AS (
 	UPDATE messages m SET
 		last_event_id = GREATEST(m.last_event_id, v.seq),
 		status = CASE WHEN v.status = '' THEN m.status ELSE v.status END,
@@ -61,8 +106,8 @@ WITH v AS (
 		error = CASE WHEN v.fin THEN v.error ELSE m.error END,
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
-	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
-		AND NOT EXISTS (SELECT 1 FROM r WHERE r.message_id = v.id)
+	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')`
+	commitRows = `
 	RETURNING m.id, v.seq, m.session_id
 ), i AS (
 	INSERT INTO message_events (message_id, seq, name, data, created_at)
@@ -88,38 +133,25 @@ WITH v AS (
 		$40::bool[], string_to_array($41::text, E'\x1e')::timestamptz[])
 		AS t(message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
 	WHERE t.message_id IN (SELECT id FROM u)
-), st AS (
-	INSERT INTO strategies AS x (id, user_id, session_id, name, spec, status, backtest_status, created_at, updated_at)
-	SELECT sv.strategy_id, sv.user_id, NULLIF(sv.strategy_session, ''), sv.strategy_name, COALESCE(sv.strategy_spec, '{}'),
-		COALESCE(NULLIF(sv.strategy_status, ''), 'draft'), COALESCE(NULLIF(sv.strategy_backtest, ''), 'none'), $14, $14
-	FROM sv JOIN u ON u.id = sv.message_id
-	WHERE sv.strategy_id <> ''
-	ON CONFLICT (id) DO UPDATE SET
-		name = COALESCE(NULLIF((SELECT w.strategy_name FROM sv w WHERE w.strategy_id = x.id), ''), x.name),
-		spec = COALESCE((SELECT w.strategy_spec FROM sv w WHERE w.strategy_id = x.id), x.spec),
-		status = COALESCE(NULLIF((SELECT w.strategy_status FROM sv w WHERE w.strategy_id = x.id), ''), x.status),
-		backtest_status = COALESCE(NULLIF((SELECT w.strategy_backtest FROM sv w WHERE w.strategy_id = x.id), ''), x.backtest_status),
-		updated_at = $14
-	WHERE x.user_id = EXCLUDED.user_id
-	RETURNING x.id
-), ss AS (
-	UPDATE sessions y SET title = sv.title, locale = sv.locale, phase = sv.phase, status = sv.status,
-		artifacts = sv.artifacts, metadata = sv.metadata, previous_response_id = sv.previous_response_id, updated_at = $14
-	FROM sv JOIN u ON u.id = sv.message_id AND u.session_id = sv.session_id
-	WHERE y.id = u.session_id AND (sv.strategy_id = '' OR sv.strategy_id IN (SELECT id FROM st))
+)`
+	commitSelect = `
+SELECT u.id, false FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n`
 )
-SELECT u.id, false FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n
-UNION ALL SELECT r.message_id, true FROM r`
 
-// commitPG runs commitEventsPG and returns the ids it wrote and those it refused: one
-// statement, one round trip, whatever the batch holds (the event log's one committer serves
-// every turn, so a transaction of several statements here held up all of them).
+// commitPG runs commitEventsPG (commitSettlingPG when the batch settles a turn) and returns
+// the ids it wrote and those it refused: one statement, one round trip, whatever the batch
+// holds (the event log's one committer serves every turn, so a transaction of several
+// statements here held up all of them).
 func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs []msgBatch) (owned, refused map[string]bool, err error) {
 	args, err := commitArgs(owner, events, msgs)
 	if err != nil {
 		return nil, nil, err
 	}
-	stmt, err := s.prepared(ctx, commitEventsPG)
+	query := commitEventsPG
+	if len(args) > commitColumns {
+		query = commitSettlingPG
+	}
+	stmt, err := s.prepared(ctx, query)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,12 +217,20 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	args = append(append(append(args, now(), owner), evArgs...), recArgs...)
+	if !slices.ContainsFunc(msgs, msgBatch.settles) {
+		return args, nil
+	}
 	setArgs, err := settlementArrays(msgs)
 	if err != nil {
 		return nil, err
 	}
-	return append(append(append(append(args, now(), owner), evArgs...), recArgs...), setArgs...), nil
+	return append(args, setArgs...), nil
 }
+
+// commitColumns is the number of commitEventsPG's parameters; commitSettlingPG takes
+// settlementColumns more.
+const commitColumns = 41
 
 // recordArrays lays out the records of the messages a batch ends (store.TurnRecords) as
 // commitEventsPG's arrays: twelve for the MCP calls, nine for the traces. As on SQLite, the

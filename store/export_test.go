@@ -42,9 +42,18 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
-// ExplainCommitPlan returns the plan PostgreSQL keeps for the event log's commit statement
+// commitStatement is one of the event log's commit statements, with its parameter count:
+// the settling one (a batch that settles a turn) or the plain one.
+func commitStatement(settling bool) (string, int) {
+	if settling {
+		return commitSettlingPG, commitColumns + settlementColumns
+	}
+	return commitEventsPG, commitColumns
+}
+
+// ExplainCommitPlan returns the plan PostgreSQL keeps for an event-log commit statement
 // once it plans it generically (as it does for a prepared statement from its sixth run).
-func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
+func (s *Store) ExplainCommitPlan(ctx context.Context, settling bool) (string, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -53,10 +62,13 @@ func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		return "", err
 	}
-	if _, err := conn.ExecContext(ctx, `PREPARE commit_plan AS `+commitEventsPG); err != nil {
+	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET plan_cache_mode`) // the connection goes back to the pool
+	query, params := commitStatement(settling)
+	if _, err := conn.ExecContext(ctx, `PREPARE commit_plan AS `+query); err != nil {
 		return "", err
 	}
-	nulls := strings.TrimSuffix(strings.Repeat("NULL, ", commitEventsParams), ", ")
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DEALLOCATE commit_plan`)
+	nulls := strings.TrimSuffix(strings.Repeat("NULL, ", params), ", ")
 	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE commit_plan(`+nulls+`)`)
 	if err != nil {
 		return "", err
@@ -73,8 +85,33 @@ func (s *Store) ExplainCommitPlan(ctx context.Context) (string, error) {
 	return plan.String(), rows.Err()
 }
 
-// commitEventsParams is how many parameters commitEventsPG takes.
-const commitEventsParams = 41 + settlementColumns
+// CommitPlans runs an event-log commit statement, prepared, runs times on one connection
+// with no rows in it (in the planner's default mode; settling, with one settlement
+// announced, as a batch that settles one turn sends) and returns how many of those runs
+// PostgreSQL planned generically and how many it planned anew (pg_prepared_statements).
+func (s *Store) CommitPlans(ctx context.Context, settling bool, runs int) (generic, custom int64, err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	query, params := commitStatement(settling)
+	if _, err := conn.ExecContext(ctx, `PREPARE commit_runs AS `+query); err != nil {
+		return 0, 0, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DEALLOCATE commit_runs`)
+	args := strings.TrimSuffix(strings.Repeat("NULL, ", params), ", ")
+	if settling {
+		args = strings.Repeat("NULL, ", params-1) + "1"
+	}
+	for range runs {
+		if _, err := conn.ExecContext(ctx, `EXECUTE commit_runs(`+args+`)`); err != nil {
+			return 0, 0, err
+		}
+	}
+	err = conn.QueryRowContext(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'commit_runs'`).Scan(&generic, &custom)
+	return generic, custom, err
+}
 
 // QueryString runs a query that returns one text value.
 func (s *Store) QueryString(ctx context.Context, query string, args ...any) (string, error) {
