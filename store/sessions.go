@@ -81,11 +81,19 @@ func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
 	return s.updateSession(ctx, s.db, sess)
 }
 
-// updateSession is UpdateSession on e (the pool or a transaction).
+// updateSession is UpdateSession on e (the pool or a transaction): sess's mutable fields
+// where its row matches.
 func (s *Store) updateSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
-	n, err := s.writeSession(ctx, e, sess, "")
+	args := append(sess.written(now()), sess.UpdatedAt, sess.ID, sess.UserID)
+	res, err := s.execFixed(ctx, e, `UPDATE sessions SET title = ?, locale = ?, phase = ?,
+		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
+		WHERE id = ? AND user_id = ?`, args...)
 	if err != nil {
-		return err
+		return fmt.Errorf("store: update session: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: update session: %w", err)
 	}
 	if n == 0 {
 		return ErrNotFound
@@ -93,26 +101,10 @@ func (s *Store) updateSession(ctx context.Context, e sqlx.ExecerContext, sess *S
 	return nil
 }
 
-// writeSession writes sess's mutable fields where its row matches, and cond (an extra
-// " AND …" with its args) holds; it returns the rows written.
-func (s *Store) writeSession(ctx context.Context, e sqlx.ExecerContext, sess *Session, cond string, condArgs ...any) (int64, error) {
-	args := append(append(sess.written(now()), sess.UpdatedAt, sess.ID, sess.UserID), condArgs...)
-	res, err := s.execFixed(ctx, e, `UPDATE sessions SET title = ?, locale = ?, phase = ?,
-		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
-		WHERE id = ? AND user_id = ?`+cond, args...)
-	if err != nil {
-		return 0, fmt.Errorf("store: update session: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("store: update session: %w", err)
-	}
-	return n, nil
-}
-
 // written stamps sess as written at at, fills its empty JSON columns, and returns the
-// mutable fields a session write sets, in the order both writers' statements name them
-// (title, locale, phase, status, artifacts, metadata, previous_response_id).
+// mutable fields a session write sets, in the order updateSession names them (title,
+// locale, phase, status, artifacts, metadata, previous_response_id). A settling commit
+// stamps its settlements with it too (prepareSettlements).
 func (sess *Session) written(at time.Time) []any {
 	sess.UpdatedAt = at
 	sess.Artifacts, sess.Metadata = emptyObject(sess.Artifacts), emptyObject(sess.Metadata)

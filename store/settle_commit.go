@@ -100,7 +100,7 @@ func (s *Store) writeSettlement(ctx context.Context, tx *sqlx.Tx, m msgBatch) er
 		}
 		*st.Strategy = *stored
 	}
-	if _, err := s.writeSession(ctx, tx, st.Session, ""); err != nil {
+	if err := s.updateSession(ctx, tx, st.Session); err != nil {
 		return fmt.Errorf("message %s: settle session: %w", m.id, err)
 	}
 	return nil
