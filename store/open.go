@@ -138,7 +138,7 @@ func OpenPostgresConnector(ctx context.Context, c driver.Connector, dsn string) 
 	return newStore(db, db, DriverPostgres, dsn), nil
 }
 
-// openSQLite opens two pools on one file.
+// openSQLite opens three pools on one file.
 //
 // The writer pool has exactly one connection (SetMaxOpenConns(1)). SQLite allows one writer
 // at a time; with several writer connections, two transactions that both read and then
@@ -151,6 +151,9 @@ func OpenPostgresConnector(ctx context.Context, c driver.Connector, dsn string) 
 //
 // The reader pool is query-only with several connections: in WAL mode readers do not block
 // the writer nor each other, so replaying an event log does not hold up appends.
+//
+// A third pool of one connection checkpoints the log in the background (checkpoint.go),
+// so no commit waits for a checkpoint.
 //
 // An in-memory database (":memory:" or mode=memory) is private to one connection, so there
 // both roles share the single writer connection.
@@ -183,7 +186,7 @@ func openSQLite(ctx context.Context, path, query string) (*Store, error) {
 // openSQLitePools opens the writer and reader pools described at openSQLite.
 func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Store, error) {
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite&_timezone=UTC", sqliteBusyTimeout)
-	writerDSN := joinQuery(path, query, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	writerDSN := joinQuery(path, query, common+fmt.Sprintf("&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_txlock=immediate", sqliteAutoCheckpoint))
 	w, err := openSQLitePool(ctx, writerDSN, 1)
 	if err != nil {
 		return nil, err
@@ -197,7 +200,16 @@ func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Sto
 		w.Close()
 		return nil, err
 	}
-	return newStore(w, r, DriverSQLite, ""), nil
+	c, err := openSQLitePool(ctx, joinQuery(path, query, common), 1)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	st := newStore(w, r, DriverSQLite, "")
+	st.ckpt = c
+	st.startCheckpoints(c)
+	return st, nil
 }
 
 func openSQLitePool(ctx context.Context, dsn string, conns int) (*sqlx.DB, error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
@@ -230,4 +231,50 @@ func TestLargeColumnsUseLZ4(t *testing.T) {
 			t.Errorf("%s.%s compression %q, want %q (server has lz4: %s)", col.table, col.column, got, want, hasLZ4)
 		}
 	}
+}
+
+// A commit never runs a checkpoint: the store copies SQLite's log back into the database
+// file in the background, long before the writer's own threshold (see checkpoint.go), and
+// Close stops the goroutine that does it.
+func TestSQLiteCheckpointsInTheBackground(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	s, err := store.Open(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if err := s.Exec(ctx, `CREATE TABLE probe (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "phaseflow.db")
+	before := fileSize(t, file)
+	// 2 MB, about 500 pages: a fifth of SQLite's default threshold, so no commit
+	// checkpoints them, and in WAL mode nothing else writes the database file.
+	const written = 2 << 20
+	for range 50 {
+		if err := s.Exec(ctx, `INSERT INTO probe VALUES (randomblob(?))`, written/50); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for fileSize(t, file) < before+written {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file still %d bytes 5 s after 2 MB were committed (was %d): the log was not checkpointed", fileSize(t, file), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

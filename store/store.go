@@ -44,6 +44,9 @@ type Store struct {
 	dsn string
 	// lock is the SQLite file's process lock (see lockSQLite); nil on PostgreSQL.
 	lock *os.File
+	// ckpt is SQLite's checkpoint connection (see checkpoint.go); nil on PostgreSQL and for
+	// an in-memory database.
+	ckpt *sqlx.DB
 
 	// stmts are the hot statements prepared on the pool (see prepared).
 	stmtMu sync.Mutex
@@ -101,6 +104,9 @@ func (s *Store) Close() error {
 	s.stmtMu.Unlock()
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
+	}
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.Close())
 	}
 	errs = append(errs, s.db.Close())
 	if s.lock != nil {
