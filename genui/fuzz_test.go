@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/phaseflow/phaseflow/genui"
 )
 
 // FuzzValidateCard feeds arbitrary bytes to the validator: it must never panic, every refusal
-// must be a *CardError with at least one problem, and the verdict must not depend on the
-// JSON's spelling (spacing, key order, escapes): re-encoding a JSON input keeps it.
+// must be a *CardError with at least one problem, the verdict and the problems must be the
+// whole schema's (Validate goes to the card type's definition directly), and the verdict
+// must not depend on the JSON's spelling (spacing, key order, escapes): re-encoding a JSON
+// input keeps it.
 func FuzzValidateCard(f *testing.F) {
 	for _, card := range validCards() {
 		f.Add([]byte(card))
@@ -31,6 +34,9 @@ func FuzzValidateCard(f *testing.F) {
 			if !errors.As(err, &ce) || len(ce.Problems) == 0 || !errors.Is(err, genui.ErrInvalidCard) {
 				t.Fatalf("Validate(%q) = %#v, want a *CardError with problems", card, err)
 			}
+		}
+		if whole := v.ValidateWhole(card); fmt.Sprint(whole) != fmt.Sprint(err) {
+			t.Fatalf("Validate(%q) = %v, but the whole schema says %v", card, err, whole)
 		}
 		if !json.Valid(card) {
 			return

@@ -3,6 +3,7 @@ package genui_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -112,6 +113,22 @@ func TestReasonReadsWell(t *testing.T) {
 	want := "genui choice_prompt card does not match the schema: /options/0: missing property 'label'; /options/1: missing property 'id'"
 	if err == nil || err.Error() != want {
 		t.Errorf("reason\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestReasonIsStable: a card failing in several properties reads the same every time,
+// though the validator visits an object's properties in map order.
+func TestReasonIsStable(t *testing.T) {
+	v, err := genui.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := json.RawMessage(`{"type":"rollout_status","rollout_status":"","steps":[{"x":"0"}],"source":"llm"}`)
+	first := v.Validate(card)
+	for range 50 {
+		if again := v.Validate(card); fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("reasons differ:\n%v\n%v", first, again)
+		}
 	}
 }
 

@@ -38,7 +38,12 @@ func (e *CardError) Is(target error) bool { return target == ErrInvalidCard }
 
 // Validator checks cards against the compiled schema. It is safe for concurrent use.
 type Validator struct {
-	schema  *jsonschema.Schema
+	schema *jsonschema.Schema
+	// byType holds each card type's own definition ($defs/<type>). The schema's root only
+	// checks that a card is an object with a known type, then applies that type's
+	// definition through nine if/then branches; a card whose type is known is held to its
+	// definition directly, with the same verdict and problems, in a third of the time.
+	byType  map[string]*jsonschema.Schema
 	printer *message.Printer
 }
 
@@ -58,7 +63,13 @@ func NewValidator() (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("genui: compile schema: %w", err)
 	}
-	return &Validator{schema: sch, printer: message.NewPrinter(language.English)}, nil
+	byType := make(map[string]*jsonschema.Schema, len(Types()))
+	for _, typ := range Types() {
+		if byType[typ], err = c.Compile(SchemaID + "#/$defs/" + typ); err != nil {
+			return nil, fmt.Errorf("genui: compile schema of %s: %w", typ, err)
+		}
+	}
+	return &Validator{schema: sch, byType: byType, printer: message.NewPrinter(language.English)}, nil
 }
 
 // Validate returns nil when card is a JSON object matching the schema, else a *[CardError].
@@ -67,7 +78,16 @@ func (v *Validator) Validate(card json.RawMessage) error {
 	if err != nil {
 		return &CardError{Problems: []string{"not JSON: " + err.Error()}}
 	}
-	err = v.schema.Validate(inst)
+	sch := v.schema
+	if def := v.byType[typeOf(inst)]; def != nil {
+		sch = def
+	}
+	return v.check(sch, inst)
+}
+
+// check holds inst to sch.
+func (v *Validator) check(sch *jsonschema.Schema, inst any) error {
+	err := sch.Validate(inst)
 	if err == nil {
 		return nil
 	}
@@ -78,8 +98,8 @@ func (v *Validator) Validate(card json.RawMessage) error {
 	return &CardError{Type: typeOf(inst), Problems: v.problems(ve)}
 }
 
-// Validate checks one card with a fresh [Validator]. Compiling the schema costs about a
-// millisecond (see BenchmarkValidate); code that checks many cards keeps a Validator.
+// Validate checks one card with a fresh [Validator]. Compiling the schema costs a
+// few milliseconds (see BenchmarkValidate); code that checks many cards keeps a Validator.
 func Validate(card json.RawMessage) error {
 	v, err := NewValidator()
 	if err != nil {
@@ -89,7 +109,8 @@ func Validate(card json.RawMessage) error {
 }
 
 // problems flattens the validator's tree of causes into its leaves, the rules that failed,
-// in document order, without repeats.
+// without repeats, sorted: the validator visits an object's properties in map order, so
+// unsorted the same card could read differently from one refusal to the next.
 func (v *Validator) problems(ve *jsonschema.ValidationError) []string {
 	var out []string
 	var walk func(e *jsonschema.ValidationError)
@@ -106,6 +127,7 @@ func (v *Validator) problems(ve *jsonschema.ValidationError) []string {
 		}
 	}
 	walk(ve)
+	slices.Sort(out)
 	return out
 }
 
