@@ -183,7 +183,8 @@ func openSQLite(ctx context.Context, path, query string) (*Store, error) {
 	return st, nil
 }
 
-// openSQLitePools opens the writer and reader pools described at openSQLite.
+// openSQLitePools opens the writer, reader and checkpoint pools described at openSQLite,
+// and starts the checkpoints.
 func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Store, error) {
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite&_timezone=UTC", sqliteBusyTimeout)
 	writerDSN := joinQuery(path, query, common+fmt.Sprintf("&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_txlock=immediate", sqliteAutoCheckpoint))
