@@ -43,7 +43,8 @@ func ignorable(o *fastjson.Object, name string) bool {
 
 // ignoredFields reads the top-level fields of an event parseAny would decode: the type and
 // the item. ok is false when any field wireEvent maps could make encoding/json fail or
-// read otherwise (a case-folded key, the response object, a string field that is not one).
+// read otherwise (a case-folded key, the response object, a string field that is not one,
+// a repeated item, whose objects encoding/json reads into one).
 func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok bool) {
 	ok = true
 	o.Visit(func(key []byte, v *fastjson.Value) {
@@ -57,7 +58,8 @@ func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok boo
 		case "response":
 			ok = false // decoded into a typed struct: left to encoding/json
 		case "item":
-			item, ok = v, ok && readsAsWireEvent(key, v)
+			ok = ok && item == nil && readsAsWireEvent(key, v)
+			item = v
 		default:
 			ok = ok && readsAsWireEvent(key, v)
 		}
