@@ -107,12 +107,12 @@ func objectRead(v *fastjson.Value, strs, raws []string) bool {
 	return ok
 }
 
-// isMCPItem reports whether an item's type (the last "type" key, as encoding/json reads it)
-// is mcp_call.
+// isMCPItem reports whether an item's type is mcp_call: its last "type" key that is not
+// null, as encoding/json reads it.
 func isMCPItem(o *fastjson.Object) bool {
 	mcp := false
 	o.Visit(func(key []byte, v *fastjson.Value) {
-		if string(key) == "type" {
+		if string(key) == "type" && v.Type() != fastjson.TypeNull { // a null keeps the type
 			b, _ := v.StringBytes()
 			mcp = string(b) == "mcp_call"
 		}

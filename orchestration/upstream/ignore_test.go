@@ -35,6 +35,8 @@ func TestIgnorable(t *testing.T) {
 		{"untyped may be an error", "", `{"error":{"message":"down"}}`, false},
 		{"a case-folded type key", "", `{"Type":"response.output_text.done"}`, false},
 		{"a case-folded item type", "response.output_item.done", `{"type":"response.output_item.done","item":{"Type":"mcp_call"}}`, false},
+		{"a later null item type keeps mcp_call", "response.output_item.added",
+			`{"type":"response.output_item.added","item":{"type":"mcp_call","id":"x","type":null}}`, false},
 		{"repeated items merge", "response.output_item.added", // encoding/json reads both into one item: an MCP call
 			`{"type":"response.output_item.added","item":{"type":"mcp_call","id":"x","name":"n"},"item":{"id":"y"}}`, false},
 		{"a delta that is no string", "response.mcp_call_arguments.delta", `{"type":"response.mcp_call_arguments.delta","delta":5}`, false},
@@ -69,6 +71,7 @@ func FuzzIgnorable(f *testing.F) {
 		`{"type":"response.output_item.done","item":{"type":"message","content":[]}}`,
 		`{"type":"response.output_item.added","item":{"type":"mcp_call","type":"message"}}`,
 		`{"type":"response.output_item.added","item":{"type":"mcp_call"},"item":{"id":"y"}}`,
+		`{"type":"response.output_item.added","item":{"type":"mcp_call","type":null}}`,
 		`{"type":"response.output_text.done","Delta":1}`,
 		`{"type":"response.in_progress","response":null}`,
 		`{"type":"x","item":{"id":3}}`,
