@@ -25,6 +25,26 @@ func writeDeltas(b *bytes.Buffer, from, n int) {
 	}
 }
 
+// TestDeltaWithAFieldEncodingJSONRefuses: a delta frame whose other field wireEvent maps has
+// the wrong type fails the turn as a malformed event on the general path, so the fast path
+// must not read it as a delta.
+func TestDeltaWithAFieldEncodingJSONRefuses(t *testing.T) {
+	for _, data := range []string{
+		`{"type":"response.output_text.delta","delta":"a","item_id":5}`,
+		`{"type":"response.output_text.delta","delta":"a","message":{}}`,
+		`{"type":"response.output_text.delta","delta":"a","item":"x"}`,
+		`{"type":"response.output_text.delta","delta":"a","response":{"usage":{"input_tokens":"1"}}}`,
+	} {
+		f := frame{name: evTextDelta, data: []byte(data)}
+		if o := strict(new(fastjson.Parser), f); o != nil {
+			if _, ok := deltaOf(o, f.name); ok {
+				t.Errorf("deltaOf read %s", data)
+			}
+		}
+		sameAsEncodingJSON(t, &streamState{}, f)
+	}
+}
+
 // BenchmarkReadEventsPerDelta is the upstream side of the hot path: framing and decoding one
 // text delta. Run with -benchmem; allocs/op is per delta, the delta's own text included.
 func BenchmarkReadEventsPerDelta(b *testing.B) {
@@ -64,6 +84,9 @@ func FuzzParseDelta(f *testing.F) {
 		`{"type":"response.output_text.delta","delta":"x"`,
 		`{"type":"response.output_text.delta","delta":"x","sequence_number":1.2.3}`, // fastjson reads any run of number bytes
 		`{"type":"response.output_text.delta","delta":"x","logprobs":nan}`,
+		`{"type":"response.output_text.delta","delta":"x","item_id":5}`, // encoding/json fails the frame
+		`{"type":"response.output_text.delta","delta":"x","Item_ID":"m","Response":{"id":1}}`,
+		`{"type":"response.output_text.delta","Delta":"x"}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)

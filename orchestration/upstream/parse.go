@@ -211,25 +211,41 @@ func (st *streamState) parseAny(f frame) (ev Event, terminal bool, err error) {
 
 // deltaOf reads a text delta from o, the frame strict parsed, without encoding/json, whose
 // reflection and allocations were a tenth of a turn's CPU: a delta costs one allocation, its
-// text. Anything else (other events, a delta that is not a plain string) reports false.
+// text. Anything else (other events, a delta that is not a plain string, a field
+// encoding/json would match by case or fail to read, which parseAny reports) reports false.
 func deltaOf(o *fastjson.Object, name string) (Event, bool) {
 	var typ, delta *fastjson.Value
-	folded := false
+	ok := true
 	o.Visit(func(key []byte, v *fastjson.Value) { // the last of repeated keys wins, as in encoding/json
-		switch {
-		case string(key) == "type":
+		switch string(key) {
+		case "type":
 			typ = lastSet(typ, v)
-		case string(key) == "delta":
+		case "delta":
 			delta = v
-		case bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("delta")):
-			folded = true // encoding/json matches keys without regard to case
+		default:
+			ok = ok && (!mayBeWireField(key) || readsAsWireEvent(key, v))
 		}
 	})
-	if folded || !isString(typ, evTextDelta, name) || delta == nil || delta.Type() != fastjson.TypeString {
+	if !ok || !isString(typ, evTextDelta, name) || delta == nil || delta.Type() != fastjson.TypeString {
 		return Event{}, false
 	}
 	text, _ := delta.StringBytes() // valid UTF-8: strict saw to it
 	return Event{Kind: EventTextDelta, Delta: string(text)}, true
+}
+
+// mayBeWireField reports whether key could name a wireEvent field, exactly or by case
+// folding: each of their names begins with one of these ASCII letters, and no other
+// character folds to one of them. A delta frame's other keys (sequence_number,
+// output_index, logprobs, obfuscation) are passed over without a look at their values.
+func mayBeWireField(key []byte) bool {
+	if len(key) == 0 {
+		return false
+	}
+	switch key[0] | 0x20 { // ASCII lower case; other bytes stay other
+	case 't', 'd', 'i', 'r', 'e', 'c', 'm':
+		return true
+	}
+	return false
 }
 
 // lenientAt reports what fastjson accepts but encoding/json refuses or reads otherwise:
