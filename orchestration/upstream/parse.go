@@ -138,6 +138,13 @@ func (st *streamState) parseFast(p *fastjson.Parser, f frame) (ev Event, termina
 	if ignorable(o, f.name) {
 		return Event{}, false, true
 	}
+	if it, done, ok := mcpItemOf(o, f.name); ok {
+		kind := EventToolCallStarted
+		if done {
+			kind = EventToolCallDone
+		}
+		return Event{Kind: kind, Tool: st.call(it, done)}, false, true
+	}
 	if ev, terminal, ok := responseEventOf(o, f.name); ok {
 		if ev.Kind == EventCreated {
 			ev.UpstreamRequestID = st.requestID
@@ -350,17 +357,25 @@ func isString(v *fastjson.Value, want, name string) bool {
 	return err == nil && (string(b) == want || len(b) == 0 && name == want)
 }
 
-// toolCall converts an mcp_call item. done says whether it is the final item (with output
-// and error) or the skeleton of output_item.added.
+// toolCall converts an mcp_call item encoding/json read. done says whether it is the final
+// item (with output and error) or the skeleton of output_item.added.
 func (st *streamState) toolCall(it *wireItem, done bool) *ToolCall {
-	tc := &ToolCall{ID: it.ID, ServerLabel: it.ServerLabel, Name: it.Name, Arguments: it.Arguments}
+	m := mcpItem{id: it.ID, status: it.Status, serverLabel: it.ServerLabel, name: it.Name, arguments: it.Arguments}
+	if done {
+		m.output, m.errText = rawString(it.Output), flattenToolError(it.Error)
+	}
+	return st.call(m, done)
+}
+
+// call makes the tool call of an mcp_call item, read by either path.
+func (st *streamState) call(it mcpItem, done bool) *ToolCall {
+	tc := &ToolCall{ID: it.id, ServerLabel: it.serverLabel, Name: it.name, Arguments: it.arguments}
 	if !done {
 		return tc
 	}
-	tc.Output = rawString(it.Output)
-	tc.Error = flattenToolError(it.Error)
-	tc.Failed = st.failed[it.ID] || it.Status == "failed" || tc.Error != ""
-	delete(st.failed, it.ID)
+	tc.Output, tc.Error = it.output, it.errText
+	tc.Failed = st.failed[it.id] || it.status == "failed" || tc.Error != ""
+	delete(st.failed, it.id)
 	return tc
 }
 
