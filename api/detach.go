@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -41,7 +40,7 @@ func (s *Server) detach(c echo.Context, es *eventStream) bool {
 		return false
 	}
 	req := c.Request()
-	sink := &connSink{conn: conn, chunked: req.ProtoAtLeast(1, 1)}
+	sink := newConnSink(conn, req.ProtoAtLeast(1, 1))
 	// The connection may serve the client's next request unless the client asked to close
 	// it, its response ends with the connection (HTTP/1.0), or the client already sent
 	// bytes the hijack took (pipelining): those would be lost.
@@ -82,18 +81,31 @@ func (s *Server) endDetached() {
 // connSink writes a detached stream's frames on its connection in the framing its response
 // began with: HTTP/1.1 chunks, or the bare bytes of an HTTP/1.0 answer, which ends when the
 // connection closes.
+//
+// A flush allocates nothing: the chunk's size line, its end and the writev's list of buffers
+// all live in the sink.
 type connSink struct {
 	conn    net.Conn
 	chunked bool
 	ended   bool     // the response's last chunk is out
 	head    [18]byte // a chunk's size line
+	tail    [7]byte  // responseEnd; its first two bytes are chunkEnd
+	vec     [3][]byte
+	bufs    net.Buffers // over vec, consumed by each write
 }
 
 // Chunk framing: the end of a chunk, and of the chunk and the response at once.
 const (
 	chunkEnd    = "\r\n"
-	responseEnd = "\r\n0\r\n\r\n"
+	responseEnd = chunkEnd + "0" + chunkEnd + chunkEnd
 )
+
+// newConnSink returns the sink of a detached stream on conn.
+func newConnSink(conn net.Conn, chunked bool) *connSink {
+	cs := &connSink{conn: conn, chunked: chunked}
+	copy(cs.tail[:], responseEnd)
+	return cs
+}
 
 // send writes frames as one chunk, in one system call, within detachedWriteTimeout; the
 // last one carries the response's end too.
@@ -104,12 +116,14 @@ func (cs *connSink) send(frames []byte, last bool) error {
 	var err error
 	if cs.chunked {
 		head := append(strconv.AppendInt(cs.head[:0], int64(len(frames)), 16), '\r', '\n')
-		tail := chunkEnd
+		tail := cs.tail[:len(chunkEnd)]
 		if last {
-			tail = responseEnd
+			tail = cs.tail[:]
 		}
-		bufs := net.Buffers{head, frames, []byte(tail)}
-		_, err = bufs.WriteTo(cs.conn)
+		cs.vec = [3][]byte{head, frames, tail}
+		cs.bufs = cs.vec[:]
+		_, err = cs.bufs.WriteTo(cs.conn)
+		cs.vec[1] = nil // frames go back to their pool
 		cs.ended = last && err == nil
 	} else {
 		_, err = cs.conn.Write(frames)
@@ -131,7 +145,7 @@ func (cs *connSink) finish() bool {
 		if cs.conn.SetWriteDeadline(time.Now().Add(detachedWriteTimeout)) != nil {
 			return false
 		}
-		if _, err := io.WriteString(cs.conn, "0"+chunkEnd+chunkEnd); err != nil {
+		if _, err := cs.conn.Write(cs.tail[len(chunkEnd):]); err != nil {
 			return false
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
 )
 
@@ -292,4 +293,35 @@ func TestStreamOverHTTP2StaysInItsHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLog(t, evs)
+}
+
+// A detached stream's flush, chunk framing included, allocates nothing: one goes out for
+// every batch of events a stream delivers.
+func TestDetachedFlushAllocatesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			_, _ = io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	send := api.FlushDetached(conn)
+	frames := []byte("id: 1\nevent: content_delta\ndata: {}\n\n")
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := send(frames); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a flush allocates %v times, want 0", allocs)
+	}
 }
