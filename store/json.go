@@ -52,17 +52,22 @@ func normalise(b []byte) JSON {
 // lib/pq takes a string for text. Invalid JSON is refused here so both
 // databases fail the same way (PostgreSQL would reject it, SQLite would store it).
 func (j JSON) Value() (driver.Value, error) {
-	if j.IsNull() {
-		return nil, nil
-	}
-	if !validJSON(j) {
-		return nil, errors.New("store: JSON value is not valid JSON")
+	if err := j.check(); err != nil || j.IsNull() {
+		return nil, err
 	}
 	return string(j), nil
 }
 
-// MarshalJSON implements [encoding/json.Marshaler]: nil becomes null, anything else is written as is
-// (encoding/json compacts and validates it).
+// check refuses a value that is not JSON, as Value does, without Value's copy.
+func (j JSON) check() error {
+	if j.IsNull() || validJSON(j) {
+		return nil
+	}
+	return errors.New("store: JSON value is not valid JSON")
+}
+
+// MarshalJSON implements [encoding/json.Marshaler]: nil becomes null, anything else is
+// written as is (encoding/json compacts and validates it).
 func (j JSON) MarshalJSON() ([]byte, error) {
 	if j.IsNull() {
 		return []byte(jsonNull), nil
@@ -70,8 +75,8 @@ func (j JSON) MarshalJSON() ([]byte, error) {
 	return j, nil
 }
 
-// UnmarshalJSON implements [encoding/json.Unmarshaler]: null becomes nil, anything else is kept as a
-// copy of the raw text.
+// UnmarshalJSON implements [encoding/json.Unmarshaler]: null becomes nil, anything else is
+// kept as a copy of the raw text.
 func (j *JSON) UnmarshalJSON(data []byte) error {
 	*j = normalise(bytes.Clone(data))
 	return nil

@@ -46,10 +46,10 @@ func (s *Store) refusedSettlements(ctx context.Context, tx *sqlx.Tx, owner strin
 			continue
 		}
 		ok, err := s.strategyAllowed(ctx, tx, m.finish.Settlement.Strategy)
-		if err != nil || ok {
-			if err != nil {
-				return nil, fmt.Errorf("message %s: %w", m.id, err)
-			}
+		if err != nil {
+			return nil, fmt.Errorf("message %s: %w", m.id, err)
+		}
+		if ok {
 			continue
 		}
 		var one int
@@ -106,21 +106,16 @@ func (s *Store) writeSettlement(ctx context.Context, tx *sqlx.Tx, m msgBatch) er
 	return nil
 }
 
-// checkJSON refuses a JSON column's value that is not JSON, as its driver.Valuer does.
-func checkJSON(j JSON) error {
-	_, err := j.Value()
-	return err
-}
-
 // settlementColumns is the number of commitSettlingPG's settlement parameters.
 const settlementColumns = 17
 
 // settlementArrays lays out the batch's settlements (at least one) as commitSettlingPG's
-// sixteen arrays, one element per settling message, and their number: the message's id, the session's id, user
-// and seven written fields, then the strategy's id ("" for none), session, name, spec (NULL
-// keeps the stored one), status and backtest status as given (the statement fills an
-// insert's defaults and keeps what an update leaves empty). JSON texts travel as textLists;
-// the session's plain texts (a title comes from the user's words) as array literals.
+// sixteen arrays, one element per settling message, and their number. The arrays: the
+// message's id, the session's id, user and seven written fields, then the strategy's id
+// ("" for none), session, name, spec (NULL keeps the stored one), status and backtest
+// status as given (the statement fills an insert's defaults and keeps what an update
+// leaves empty). JSON texts travel as textLists; the session's plain texts (a title comes
+// from the user's words) as array literals.
 //
 // The number is the statement's LIMIT on the settlements: no row is ever cut by it, but a
 // LIMIT that is a parameter makes the generic plan guess a tenth of unnest's 10 rows. With
@@ -150,7 +145,7 @@ func settlementArrays(msgs []msgBatch) ([]any, error) {
 		if !strat.Spec.IsNull() {
 			spec = strat.Spec
 		}
-		if err := errors.Join(checkJSON(sess.Artifacts), checkJSON(sess.Metadata), checkJSON(strat.Spec),
+		if err := errors.Join(sess.Artifacts.check(), sess.Metadata.check(), strat.Spec.check(),
 			artifacts.add(sess.Artifacts), metadata.add(sess.Metadata), specs.add(spec)); err != nil {
 			return nil, fmt.Errorf("message %s: settlement: %w", m.id, err)
 		}
