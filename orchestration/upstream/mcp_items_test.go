@@ -37,18 +37,14 @@ var mcpItemFrames = []struct {
 // TestMCPItemOf checks the fast path against encoding/json's reading of the same frames.
 func TestMCPItemOf(t *testing.T) {
 	for _, tc := range mcpItemFrames {
-		t.Run(tc.name, func(t *testing.T) {
-			f := frame{name: tc.event, data: []byte(tc.data)}
-			o := strict(new(fastjson.Parser), f)
-			if o == nil {
-				t.Fatal("strict refused the frame")
-			}
-			if _, _, ok := mcpItemOf(o, f.name); ok != tc.fast {
-				t.Fatalf("mcpItemOf answered %v, want %v", ok, tc.fast)
-			}
-			sameAsEncodingJSON(t, &streamState{requestID: "req-1"}, f)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFastPath(t, tc.event, tc.data, tc.fast, mcpItemAnswers) })
 	}
+}
+
+// mcpItemAnswers is mcpItemOf as a fastPath.
+func mcpItemAnswers(o *fastjson.Object, name string) bool {
+	_, _, ok := mcpItemOf(o, name)
+	return ok
 }
 
 // FuzzMCPItem holds the fast path to encoding/json: whenever it answers, the general path
@@ -57,14 +53,5 @@ func FuzzMCPItem(f *testing.F) {
 	for _, tc := range mcpItemFrames {
 		f.Add([]byte(tc.data), tc.event)
 	}
-	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		fr := frame{name: name, data: data}
-		o := strict(new(fastjson.Parser), fr)
-		if o == nil {
-			return
-		}
-		if _, _, ok := mcpItemOf(o, fr.name); ok {
-			sameAsEncodingJSON(t, &streamState{requestID: "req-1"}, fr)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte, name string) { fuzzFastPath(t, data, name, mcpItemAnswers) })
 }

@@ -46,18 +46,40 @@ var responseFrames = []struct {
 // frames.
 func TestResponseEventOf(t *testing.T) {
 	for _, tc := range responseFrames {
-		t.Run(tc.name, func(t *testing.T) {
-			st := &streamState{requestID: "req-1"}
-			f := frame{name: tc.event, data: []byte(tc.data)}
-			o := strict(new(fastjson.Parser), f)
-			if o == nil {
-				t.Fatal("strict refused the frame")
-			}
-			if _, _, ok := responseEventOf(o, f.name); ok != tc.fast {
-				t.Fatalf("responseEventOf answered %v, want %v", ok, tc.fast)
-			}
-			sameAsEncodingJSON(t, st, f)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFastPath(t, tc.event, tc.data, tc.fast, responseEventAnswers) })
+	}
+}
+
+// responseEventAnswers is responseEventOf as a fastPath.
+func responseEventAnswers(o *fastjson.Object, name string) bool {
+	_, _, ok := responseEventOf(o, name)
+	return ok
+}
+
+// fastPath reports whether one of parse's shortcuts answers for a frame strict parsed.
+type fastPath func(o *fastjson.Object, name string) bool
+
+// checkFastPath holds one frame to a shortcut: it answers as fast says, and parse reads the
+// frame as parseAny does.
+func checkFastPath(t *testing.T, event, data string, fast bool, answers fastPath) {
+	t.Helper()
+	f := frame{name: event, data: []byte(data)}
+	o := strict(new(fastjson.Parser), f)
+	if o == nil {
+		t.Fatal("strict refused the frame")
+	}
+	if ok := answers(o, f.name); ok != fast {
+		t.Fatalf("the fast path answered %v, want %v", ok, fast)
+	}
+	sameAsEncodingJSON(t, &streamState{requestID: "req-1"}, f)
+}
+
+// fuzzFastPath is a fuzz body for a shortcut: whenever it answers, the general path must
+// read the same event.
+func fuzzFastPath(t *testing.T, data []byte, name string, answers fastPath) {
+	fr := frame{name: name, data: data}
+	if o := strict(new(fastjson.Parser), fr); o != nil && answers(o, fr.name) {
+		sameAsEncodingJSON(t, &streamState{requestID: "req-1"}, fr)
 	}
 }
 
@@ -108,17 +130,7 @@ func FuzzResponseEvent(f *testing.F) {
 	for _, tc := range responseFrames {
 		f.Add([]byte(tc.data), tc.event)
 	}
-	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		st := &streamState{requestID: "req-1"}
-		fr := frame{name: name, data: data}
-		o := strict(new(fastjson.Parser), fr)
-		if o == nil {
-			return
-		}
-		if _, _, ok := responseEventOf(o, fr.name); ok {
-			sameAsEncodingJSON(t, st, fr)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte, name string) { fuzzFastPath(t, data, name, responseEventAnswers) })
 }
 
 // BenchmarkCompletedFrame is the terminal event of a turn, its reply repeated in output,
