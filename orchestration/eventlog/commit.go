@@ -154,7 +154,7 @@ func (l *Log) commitEach(b *batch) store.Unwritten {
 func (l *Log) publish(b *batch, un store.Unwritten) {
 	for _, p := range b.parts {
 		if slices.Contains(un.Refused, p.s.id) {
-			l.logger.Warn("the store refused a message's finish; its producer ends it otherwise", "message_id", p.s.id)
+			l.logger.Debug("the store refused a message's finish; its producer ends it otherwise", "message_id", p.s.id) // the producer logs why
 			if p.s.refuse(p.n) {
 				l.queue(p.s) // the part's other events go with the next batch
 			}
