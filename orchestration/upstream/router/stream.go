@@ -28,13 +28,26 @@ const (
 // [upstream.Client.Stream]: events, then EventCompleted or exactly one error (ctx.Err()
 // itself when ctx ended). When every attempt failed before the stream, the error is the
 // last attempt's.
+//
+// Unlike the client's, the sequence is single-use: once an endpoint has answered, no
+// other attempt can follow, so the router lets req go rather than hold the prompt for the
+// rest of the stream. A second iteration yields [ErrReused].
 func (r *Router) Stream(ctx context.Context, req upstream.Request) iter.Seq2[upstream.Event, error] {
+	used := false
 	return func(yield func(upstream.Event, error) bool) {
-		if err := r.stream(ctx, req, yield); err != nil {
+		if used {
+			yield(upstream.Event{}, ErrReused)
+			return
+		}
+		used = true
+		if err := r.stream(ctx, &req, yield); err != nil {
 			yield(upstream.Event{}, err)
 		}
 	}
 }
+
+// ErrReused is yielded by a second iteration of a [Router.Stream] sequence.
+var ErrReused = errors.New("router: a stream's sequence is iterated once")
 
 // turn is the failover state of one Stream call.
 type turn struct {
@@ -45,7 +58,7 @@ type turn struct {
 }
 
 // stream runs the attempts; it returns the error to yield, nil when done.
-func (r *Router) stream(ctx context.Context, req upstream.Request, yield func(upstream.Event, error) bool) error {
+func (r *Router) stream(ctx context.Context, req *upstream.Request, yield func(upstream.Event, error) bool) error {
 	t := &turn{order: r.order(), retryAfter: map[int]time.Time{}}
 	for pass := 0; t.attempts < r.opts.MaxAttempts; pass++ {
 		tried := false
@@ -77,7 +90,7 @@ func (r *Router) stream(ctx context.Context, req upstream.Request, yield func(up
 
 // attempt waits when the endpoint is being tried again, then tries it. done reports that
 // the turn is over, with err the error to yield (nil when the stream finished).
-func (r *Router) attempt(ctx context.Context, t *turn, ep *endpoint, pass int, req upstream.Request, yield func(upstream.Event, error) bool) (done bool, err error) {
+func (r *Router) attempt(ctx context.Context, t *turn, ep *endpoint, pass int, req *upstream.Request, yield func(upstream.Event, error) bool) (done bool, err error) {
 	if pass > 0 {
 		if err := r.wait(ctx, r.delay(t, ep, pass)); err != nil {
 			ep.br.release()
@@ -135,21 +148,23 @@ func (r *Router) wait(ctx context.Context, d time.Duration) error {
 }
 
 // try runs one attempt on ep. EventCreated is held back until the next event; once any
-// other event has been passed on, the attempt is committed and its failure ends the turn.
-func (r *Router) try(ctx context.Context, ep *endpoint, req upstream.Request, yield func(upstream.Event, error) bool) (outcome, error) {
+// other event has been passed on, the attempt is committed, its failure ends the turn, and
+// *req is cleared: no attempt can follow, and the client has sent it.
+func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, yield func(upstream.Event, error) bool) (outcome, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := time.AfterFunc(r.opts.FirstByteTimeout, func() { cancel(errFirstByte) })
 	defer timer.Stop()
+	epReq := *req
 	if ep.Model != "" {
-		req.Model = ep.Model
+		epReq.Model = ep.Model
 	}
 	// The EventCreated held back, kept as a value: taking &ev would move every event of
 	// the loop to the heap (13 KB a turn).
 	var held upstream.Event
 	hasHeld := false
 	committed := false
-	for ev, err := range ep.Client.Stream(actx, req) {
+	for ev, err := range ep.Client.Stream(actx, epReq) {
 		timer.Stop()
 		if err != nil {
 			return r.failure(ctx, actx, ep, committed, err)
@@ -161,6 +176,7 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req upstream.Request, yi
 		}
 		if !committed {
 			committed = true
+			*req = upstream.Request{}
 			ep.br.success()
 			if hasHeld && !yield(held, nil) {
 				return finished, nil
