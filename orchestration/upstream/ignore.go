@@ -16,22 +16,14 @@ var handled = map[string]bool{
 	"response.failed": true, "response.incomplete": true, "error": true,
 }
 
-// ignorable reports, without encoding/json, whether o, the frame strict parsed, is one
-// parseAny would read without error and turn into no event. A stream sends several such
-// events around its text, and some of them (content_part.done, output_text.done, a
-// message's output_item.done) repeat the whole reply, so decoding them with encoding/json
-// cost as much as all the deltas. Like deltaOf, it answers only where encoding/json would
-// read the frame the same way: a key encoding/json would match by case folding or a field
-// of the wrong type for wireEvent goes to parseAny, which also reports it. name is the
-// frame's SSE event name.
-func ignorable(o *fastjson.Object, name string) bool {
-	typ, item, ok := ignoredFields(o)
-	if !ok {
-		return false
-	}
-	if typ == "" {
-		typ = name
-	}
+// ignorable reports, without encoding/json, whether a frame strict parsed, read by
+// ignoredFields into typ and item, is one parseAny would read without error and turn into
+// no event. A stream sends several such events around its text, and some of them
+// (content_part.done, output_text.done, a message's output_item.done) repeat the whole
+// reply, so decoding them with encoding/json cost as much as all the deltas. Like deltaOf,
+// it answers only where encoding/json would read the frame the same way: a frame
+// ignoredFields refuses goes to parseAny, which also reports what is wrong with it.
+func ignorable(typ string, item *fastjson.Value) bool {
 	switch {
 	case typ == "": // an untyped frame may be a chat-style error
 		return false
@@ -41,11 +33,12 @@ func ignorable(o *fastjson.Object, name string) bool {
 	return !handled[typ]
 }
 
-// ignoredFields reads the top-level fields of an event parseAny would decode: the type and
-// the item. ok is false when any field wireEvent maps could make encoding/json fail or
-// read otherwise (a case-folded key, the response object, a string field that is not one,
-// a repeated item, whose objects encoding/json reads into one).
-func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok bool) {
+// ignoredFields reads the top-level fields of a frame parseAny would decode, for ignorable
+// and mcpItemOf: the type (the SSE event name, name, when the frame has none) and the item.
+// ok is false when any field wireEvent maps could make encoding/json fail or read
+// otherwise (a case-folded key, the response object, a string field that is not one, a
+// repeated item, whose objects encoding/json reads into one).
+func ignoredFields(o *fastjson.Object, name string) (typ string, item *fastjson.Value, ok bool) {
 	ok = true
 	o.Visit(func(key []byte, v *fastjson.Value) {
 		switch k := string(key); k {
@@ -64,6 +57,9 @@ func ignoredFields(o *fastjson.Object) (typ string, item *fastjson.Value, ok boo
 			ok = ok && readsAsWireEvent(key, v)
 		}
 	})
+	if typ == "" {
+		typ = name
+	}
 	return typ, item, ok
 }
 

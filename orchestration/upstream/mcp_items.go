@@ -9,34 +9,21 @@ type mcpItem struct {
 	output, errText                                    string
 }
 
-// mcpItemOf reads an output_item.added or output_item.done frame whose item is an MCP call
-// from o, the frame strict parsed, without encoding/json, whose reflection over the
-// frame's item (its arguments and output repeated whole) was 3% of a PostgreSQL replica's
-// CPU. It answers only where encoding/json would read the frame without error and the same
-// way, as parseAny's toolCall then takes it; ok is false for anything else, which goes the
-// general way: another event or item type, a key encoding/json would match by case, a
-// field of the wrong type, a repeated item (encoding/json reads both objects into one),
-// and an output or error that is neither a string nor null (parseAny keeps those as raw
-// JSON text).
-func mcpItemOf(o *fastjson.Object, name string) (it mcpItem, done, ok bool) {
-	var typ, item *fastjson.Value
-	ok = true
-	o.Visit(func(key []byte, v *fastjson.Value) {
-		switch string(key) {
-		case "type":
-			typ = lastSet(typ, v)
-		case "item":
-			ok = ok && item == nil
-			item = v
-		default:
-			ok = ok && (!mayBeWireField(key) || readsAsWireEvent(key, v))
-		}
-	})
-	switch {
-	case !ok || item == nil || item.Type() != fastjson.TypeObject:
+// mcpItemOf reads an output_item.added or output_item.done frame whose item is an MCP call,
+// from its top-level fields as ignoredFields read them (typ, item), without encoding/json,
+// whose reflection over the frame's item (its arguments and output repeated whole) was 3%
+// of a PostgreSQL replica's CPU. It answers only where encoding/json would read the frame
+// without error and the same way, as parseAny's toolCall then takes it; ok is false for
+// anything else, which goes the general way: another event or item type, a key
+// encoding/json would match by case, a field of the wrong type, and an output or error that
+// is neither a string nor null (parseAny keeps those as raw JSON text).
+func mcpItemOf(typ string, item *fastjson.Value) (it mcpItem, done, ok bool) {
+	if item == nil || item.Type() != fastjson.TypeObject {
 		return mcpItem{}, false, false
-	case isString(typ, "response.output_item.added", name):
-	case isString(typ, "response.output_item.done", name):
+	}
+	switch typ {
+	case "response.output_item.added":
+	case "response.output_item.done":
 		done = true
 	default:
 		return mcpItem{}, false, false

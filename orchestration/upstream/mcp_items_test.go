@@ -43,7 +43,11 @@ func TestMCPItemOf(t *testing.T) {
 
 // mcpItemAnswers is mcpItemOf as a fastPath.
 func mcpItemAnswers(o *fastjson.Object, name string) bool {
-	_, _, ok := mcpItemOf(o, name)
+	typ, item, ok := ignoredFields(o, name)
+	if !ok {
+		return false
+	}
+	_, _, ok = mcpItemOf(typ, item)
 	return ok
 }
 

@@ -135,15 +135,17 @@ func (st *streamState) parseFast(p *fastjson.Parser, f frame) (ev Event, termina
 	if ev, ok := deltaOf(o, f.name); ok {
 		return ev, false, true
 	}
-	if ignorable(o, f.name) {
-		return Event{}, false, true
-	}
-	if it, done, ok := mcpItemOf(o, f.name); ok {
-		kind := EventToolCallStarted
-		if done {
-			kind = EventToolCallDone
+	if typ, item, ok := ignoredFields(o, f.name); ok {
+		if ignorable(typ, item) {
+			return Event{}, false, true
 		}
-		return Event{Kind: kind, Tool: st.call(it, done)}, false, true
+		if it, done, ok := mcpItemOf(typ, item); ok {
+			kind := EventToolCallStarted
+			if done {
+				kind = EventToolCallDone
+			}
+			return Event{Kind: kind, Tool: st.call(it, done)}, false, true
+		}
 	}
 	if ev, terminal, ok := responseEventOf(o, f.name); ok {
 		if ev.Kind == EventCreated {
