@@ -63,10 +63,12 @@ func New(cfg Config) *Client {
 // per host, since every chat turn goes to the same host; no transparent gzip, which would
 // buffer small SSE frames behind the decompressor; a limit on waiting for response
 // headers, so an upstream that accepts the connection and never answers fails as
-// upstream_timeout instead of hanging until the turn's own limit; and a 1 KiB write buffer
-// instead of 4: each connection keeps its buffer while its response streams for the whole
-// turn, and a request (headers, then a body of kilobytes that bypasses a full buffer) takes
-// two writes with either size.
+// upstream_timeout instead of hanging until the turn's own limit; and 1 KiB read and write
+// buffers instead of 4: each connection keeps its buffers while its response streams for the
+// whole turn. A request (headers, then a body of kilobytes that bypasses a full buffer) takes
+// two writes with either size; a response streams frames of a few hundred bytes each, one
+// or a few per read, so the smaller read buffer costs reads only when frames come in bursts
+// (a fast upstream), where the turn's other work per frame dwarfs a read.
 func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
@@ -74,6 +76,7 @@ func NewTransport() *http.Transport {
 	t.DisableCompression = true
 	t.ResponseHeaderTimeout = 60 * time.Second
 	t.WriteBufferSize = 1 << 10
+	t.ReadBufferSize = 1 << 10
 	return t
 }
 
