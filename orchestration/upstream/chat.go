@@ -179,11 +179,11 @@ func (c *ChatClient) stream(ctx context.Context, req Request, yield func(Event, 
 
 // round sends one request of the loop and reads its streamed answer.
 func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn) (*chatRound, error) {
-	hreq, err := c.newRequest(ctx, body)
+	out, err := c.newRequest(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := openStream(c.http, hreq)
+	resp, err := openStream(c.http, out)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn
 }
 
 // newRequest builds the HTTP request of one round.
-func (c *ChatClient) newRequest(ctx context.Context, body chatRequest) (*http.Request, error) {
+func (c *ChatClient) newRequest(ctx context.Context, body chatRequest) (*outgoing, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("upstream: encode chat request: %w", err)

@@ -12,7 +12,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -154,11 +153,11 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 // stream runs one request. It returns nil when the response completed or the consumer
 // stopped, and the failure otherwise (not yet yielded).
 func (c *Client) stream(ctx context.Context, req Request, yield func(Event, error) bool) error {
-	hreq, err := c.newRequest(ctx, req)
+	out, err := c.newRequest(ctx, req)
 	if err != nil {
 		return err
 	}
-	resp, err := openStream(c.http, hreq)
+	resp, err := openStream(c.http, out)
 	if err != nil {
 		return err
 	}
@@ -166,10 +165,11 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), &c.parsers, yield)
 }
 
-// openStream sends hreq and returns the response once it is a 2xx event stream; any other
-// answer becomes its *Error (the body closed).
-func openStream(hc *http.Client, hreq *http.Request) (*http.Response, error) {
-	resp, err := hc.Do(hreq)
+// openStream sends out and returns the response once it is a 2xx event stream; any other
+// answer becomes its *Error (the body closed). The request's body is let go of once sent.
+func openStream(hc *http.Client, out *outgoing) (*http.Response, error) {
+	resp, err := hc.Do(out.req)
+	out.body.release()
 	if err != nil {
 		return nil, transportError(err)
 	}
@@ -185,7 +185,7 @@ func openStream(hc *http.Client, hreq *http.Request) (*http.Response, error) {
 }
 
 // newRequest builds the HTTP request for req.
-func (c *Client) newRequest(ctx context.Context, req Request) (*http.Request, error) {
+func (c *Client) newRequest(ctx context.Context, req Request) (*outgoing, error) {
 	body, err := json.Marshal(wireRequest{
 		Model:              req.Model,
 		Instructions:       req.Instructions,
@@ -206,11 +206,13 @@ func (c *Client) newRequest(ctx context.Context, req Request) (*http.Request, er
 // headers first, then the ones Phaseflow decides (JSON in, an event stream out, the
 // endpoint's key), so a caller's header can never replace the key or the content type. The
 // request is traced (redacted) for the turn's records.
-func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, body []byte) (*http.Request, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, body []byte) (*outgoing, error) {
+	out := &outgoing{body: newReplayBody(body)}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, out.body.open())
 	if err != nil {
 		return nil, fmt.Errorf("upstream: build request: %w", err)
 	}
+	hreq.ContentLength, hreq.GetBody = int64(len(body)), out.body.reopen
 	for k, vs := range headers {
 		for _, v := range vs {
 			hreq.Header.Add(k, v)
@@ -222,7 +224,8 @@ func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, 
 		hreq.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	trace(ctx, hreq, body)
-	return hreq, nil
+	out.req = hreq
+	return out, nil
 }
 
 // checkEventStream refuses a 2xx response that is not an event stream, such as a proxy's

@@ -1,0 +1,116 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"weak"
+)
+
+// A reply streams for minutes and its request's body is the whole prompt: once the
+// upstream has answered, nothing of the client's or net/http's may keep the body (the turn
+// keeps its trace until it records it). The trace here keeps only a weak pointer.
+func TestASentRequestLetsItsBodyGo(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- string(body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n"+
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	c := New(Config{BaseURL: srv.URL})
+	t.Cleanup(c.CloseIdleConnections)
+
+	var body weak.Pointer[byte]
+	ctx := WithTrace(t.Context(), func(s Sent) { body = weak.Make(&s.body[0]) })
+	prompt := strings.Repeat("a long conversation ", 200)
+	deltas := 0
+	for ev, err := range c.Stream(ctx, Request{Model: "m", Instructions: prompt}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind != EventTextDelta {
+			continue
+		}
+		deltas++
+		runtime.GC()
+		if body.Value() != nil {
+			t.Error("the request's body is still held while its reply streams")
+		}
+		close(release)
+	}
+	if deltas != 1 {
+		t.Fatalf("%d deltas, want 1", deltas)
+	}
+	if sent := <-got; !strings.Contains(sent, prompt) {
+		t.Fatalf("the upstream got %.80s…, not the whole request", sent)
+	}
+}
+
+// Until the response has begun the transport may send the body again (GetBody, on a fresh
+// connection when a kept-alive one was closed under it): each reader reads all of it.
+func TestAReplayBodyReadsWholeUntilReleased(t *testing.T) {
+	want := strings.Repeat("0123456789", 500)
+	r := newReplayBody([]byte(want))
+	read := func(rc io.ReadCloser) string {
+		t.Helper()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read(r.open()); got != want {
+		t.Fatalf("first read %d bytes, want %d", len(got), len(want))
+	}
+	again, err := r.reopen()
+	if err != nil || read(again) != want {
+		t.Fatalf("reopen = %v; want the whole body again", err)
+	}
+	r.release()
+	if _, err := r.reopen(); err == nil {
+		t.Fatal("reopen after release gave a body")
+	}
+}
+
+// A request says its length (the upstream gets no chunked upload) and offers the transport
+// its body again (GetBody), as http.NewRequest does for a bytes.Reader.
+func TestARequestIsSizedAndReplayable(t *testing.T) {
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	out, err := newPost(context.Background(), srv.URL, "", nil, []byte(`{"model":"m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.req.GetBody == nil || out.req.ContentLength != int64(len(`{"model":"m"}`)) {
+		t.Fatalf("GetBody %v, ContentLength %d: the transport could not resend it", out.req.GetBody != nil, out.req.ContentLength)
+	}
+	resp, err := openStream(srv.Client(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(bodies) != 1 || bodies[0] != `{"model":"m"}` {
+		t.Fatalf("the upstream got %q", bodies)
+	}
+}
