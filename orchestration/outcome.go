@@ -39,7 +39,7 @@ func (o *Orchestrator) complete(t *turn, plan *prompt.Plan, out stream.Outcome, 
 	}
 	res := out.Result
 	msg := o.result(t, store.StatusCompleted, res.Text)
-	msg.Records = records(meta.ToolCalls, out.Sent)
+	msg.Records = records(meta.ToolCalls, t.traces.unrecorded())
 	msg.ResponseID = res.ResponseID
 	msg.ToolCalls, msg.GenUI, msg.StatePatch = jsonOrNull(meta.ToolCalls), jsonOrNull(meta.GenUI), store.JSON(meta.StatePatch)
 	msg.Validation, msg.Usage = jsonOrNull(meta.Validation), jsonOrNull(meta.Usage)
@@ -91,7 +91,7 @@ func (o *Orchestrator) fail(t *turn, plan *prompt.Plan, out stream.Outcome, err 
 	msg := o.result(t, status, out.Result.Text)
 	msg.Error = jsonOrNull(map[string]any{"code": code, "message": text})
 	calls := postprocess.ToolCalls(out.Calls) // tools that ran are recorded whatever the outcome
-	msg.ToolCalls, msg.Records = jsonOrNull(calls), records(calls, out.Sent)
+	msg.ToolCalls, msg.Records = jsonOrNull(calls), records(calls, t.traces.unrecorded())
 	meta := events.FailureMetadata{Attempts: out.Attempts, RefusedAttempts: events.RefusedAttempts(out.Refused)}
 	if plan != nil {
 		policy := o.merged(t.policy, plan)
@@ -140,20 +140,12 @@ func (o *Orchestrator) fallback(ctx context.Context, plan *prompt.Plan, locale s
 }
 
 // records are what the terminal event writes besides the message's columns: one row per
-// MCP call (the store adds the message, session and outcome) and one trace per request
-// sent upstream, numbered within its attempt.
+// MCP call (the store adds the message, session and outcome) and the traces of the
+// requests not recorded while the reply streamed.
 func records(calls []store.ToolCall, sent []stream.Sent) *store.TurnRecords {
-	r := &store.TurnRecords{}
+	r := &store.TurnRecords{Traces: traceRows(sent)}
 	for _, c := range calls {
 		r.Calls = append(r.Calls, store.MCPCall{ToolCall: c})
-	}
-	seq := map[int]int{}
-	for _, s := range sent {
-		seq[s.Attempt]++
-		tr := s.Redacted()
-		headers, _ := json.Marshal(tr.Header)
-		r.Traces = append(r.Traces, store.Trace{Attempt: s.Attempt, Seq: seq[s.Attempt], Method: tr.Method, URL: tr.URL,
-			Headers: headers, Body: tr.Body, Truncated: tr.Truncated, SentAt: tr.At})
 	}
 	return r
 }

@@ -62,6 +62,7 @@ type turn struct {
 	freeSlot func()
 	// working is set once status working is out; only the turn's own goroutine reads it.
 	working bool
+	traces  traceBook // the requests sent upstream, until recorded
 }
 
 // writeCtx is the context for writing the turn's own events and rows: it survives the
@@ -266,7 +267,11 @@ func (s *turnSink) Delta(ctx context.Context, text string) error {
 		s.seen = true
 		s.first(time.Since(s.t.started))
 	}
-	return s.t.em.Delta(ctx, text)
+	if err := s.t.em.Delta(ctx, text); err != nil {
+		return err
+	}
+	s.t.recordTraces() // after the delta: an attempt's first is committed by now (Nudge)
+	return nil
 }
 
 // ToolCall implements [stream.Sink].
@@ -276,6 +281,9 @@ func (s *turnSink) ToolCall(ctx context.Context, serverLabel, name, state string
 	}
 	return s.t.em.ToolCall(ctx, serverLabel, name, state)
 }
+
+// Sent implements [stream.Sink].
+func (s *turnSink) Sent(sent stream.Sent) { s.t.traces.add(sent) }
 
 // Retrying implements [stream.Sink].
 func (s *turnSink) Retrying(ctx context.Context, attempt int, reason string) error {

@@ -45,6 +45,9 @@ type Unwritten struct {
 // on PostgreSQL one notification per message ("<message_id>:<max seq>", ids only) is sent
 // at commit, so a listener that reads the log after one arrives sees the rows.
 //
+// Any event may carry traces of the message's upstream requests (Event.Traces), written
+// with it under the same fence.
+//
 // A finish may carry the turn's records (Message.Records) and its settlement
 // (Message.Settlement: the session after the turn and the strategy it recorded, merged as
 // UpsertStrategy merges), written under the same fence in the same transaction: the
@@ -127,6 +130,7 @@ type msgBatch struct {
 	maxSeq int64
 	status string   // "" keeps the status
 	finish *Message // the terminal event's outcome, if the batch holds it
+	traces []Trace  // the traces its events carry (Event.Traces)
 }
 
 // settles reports whether the batch finishes the message with a settlement.
@@ -152,6 +156,7 @@ func summarise(events []Event) []msgBatch {
 		if e.Status != "" {
 			m.status = e.Status
 		}
+		m.traces = append(m.traces, e.Traces...)
 		if e.Finish != nil {
 			m.finish, m.status = e.Finish, e.Finish.Status
 		}
@@ -208,8 +213,16 @@ func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m
 		return false, fmt.Errorf("message %s: %w", m.id, err)
 	}
 	n, err := res.RowsAffected()
-	if err != nil || n != 1 || m.finish == nil {
-		return n == 1, err
+	if err != nil || n != 1 {
+		return false, err
+	}
+	if len(m.traces) > 0 {
+		if err := s.insertTraces(ctx, tx, m.id, m.traces); err != nil {
+			return false, fmt.Errorf("message %s: record traces: %w", m.id, err)
+		}
+	}
+	if m.finish == nil {
+		return true, nil
 	}
 	if err := s.writeRecords(ctx, tx, m.id, m.finish); err != nil {
 		return false, err

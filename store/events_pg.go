@@ -17,8 +17,8 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // commit costs one round trip (a statement runs in its own transaction): it advances and
 // fences each message row (status, outcome, last_event_id), inserts the events of the rows it
 // could write, the records of the messages it ends (their MCP calls and upstream traces, so
-// they exist exactly when the message has ended under the owner's fence), and notifies per
-// message. Its text is fixed (arrays and joined texts, not a VALUES list), so it is
+// the calls exist exactly when the message has ended under the owner's fence) and the
+// traces its events carry (Event.Traces, under the same fence), and notifies per message. Its text is fixed (arrays and joined texts, not a VALUES list), so it is
 // prepared once per connection and PostgreSQL plans it once. A batch that ends a turn with
 // its settlement runs commitSettlingPG instead: the same statement with the settlements'
 // parts (see settle_commit.go), which the other commits, the first delta's among them, do
@@ -232,8 +232,8 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 // settlementColumns more.
 const commitColumns = 41
 
-// recordArrays lays out the records of the messages a batch ends (store.TurnRecords) as
-// commitEventsPG's arrays: twelve for the MCP calls, nine for the traces. As on SQLite, the
+// recordArrays lays out the records of the messages a batch ends (store.TurnRecords) and
+// the traces its events carry (Event.Traces) as commitEventsPG's arrays: twelve for the MCP calls, nine for the traces. As on SQLite, the
 // calls are filled in where they are (ids, times, message, session, outcome); the session
 // stored is the message row's.
 func recordArrays(msgs []msgBatch) ([]any, error) {
@@ -241,6 +241,10 @@ func recordArrays(msgs []msgBatch) ([]any, error) {
 	var traces []Trace
 	at := now()
 	for _, m := range msgs {
+		for _, t := range m.traces {
+			t.MessageID, t.SentAt, t.Headers = m.id, orNowAt(t.SentAt, at), emptyObject(t.Headers)
+			traces = append(traces, t)
+		}
 		f := m.finish
 		if f == nil || f.Records == nil {
 			continue

@@ -13,13 +13,14 @@ import (
 // TurnRecords is what a turn records besides its message's result columns. It rides on
 // the terminal event's outcome (Message.Records on Event.Finish), so [Store.CommitEvents]
 // writes it with the commit that ends the message (on PostgreSQL inside that commit's one
-// statement, on SQLite a few more statements in its transaction), and the records exist
+// statement, on SQLite a few more statements in its transaction), and the MCP calls exist
 // exactly when the message has ended (under the same owner fence).
 type TurnRecords struct {
 	// Calls are every MCP call of the turn, each with its attempt; their message, session
 	// and outcome (the message's final status) are filled in from the message.
 	Calls []MCPCall
-	// Traces are the requests sent upstream, redacted, per attempt.
+	// Traces are the requests sent upstream, redacted, per attempt, that an earlier event
+	// did not carry (Event.Traces: a turn records its requests once its reply streams).
 	Traces []Trace
 }
 

@@ -102,3 +102,38 @@ func TestRecordsGoWithTheTerminalEvent(t *testing.T) {
 		})
 	})
 }
+
+// TestTracesRideWithAnyEvent: traces on an event that does not end its message are written
+// with that event, before the message ends, next to those its finish records; a message
+// another replica owns writes none.
+func TestTracesRideWithAnyEvent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		_, m := createTurn(t, s, newSession(t, s, "alice"), "early", "")
+		early := store.Trace{Attempt: 1, Seq: 1, Method: "POST", URL: "http://up/v1/responses", Body: `{"model":"m","input":"early"}`}
+		m.LastEventID++
+		delta := store.Event{MessageID: m.ID, Seq: m.LastEventID, Name: "content_delta", Data: store.JSON(`{}`), Traces: []store.Trace{early}}
+		if err := commitEvents(ctx, s, []store.Event{delta}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ListTraces(ctx, m.ID, "alice", false)
+		if err != nil || len(got) != 1 || got[0].Body != early.Body || got[0].SentAt.IsZero() {
+			t.Fatalf("ListTraces while the message streams = %+v, %v; want the early trace", got, err)
+		}
+
+		m.Records = &store.TurnRecords{Traces: []store.Trace{{Attempt: 1, Seq: 2, Method: "POST", URL: "http://other/v1/responses", Body: `{}`}}}
+		finish(t, s, m, store.StatusCompleted)
+		if got, err = s.ListTraces(ctx, m.ID, "alice", false); err != nil || len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 2 {
+			t.Fatalf("ListTraces after the finish = %+v, %v; want the early trace, then the finish's", got, err)
+		}
+
+		_, b := createTurn(t, s, newSession(t, s, "alice"), "not mine", "")
+		ev := store.Event{MessageID: b.ID, Seq: b.LastEventID + 1, Name: "content_delta", Data: store.JSON(`{}`), Traces: []store.Trace{early}}
+		if lost, err := lostOf(s.CommitEvents(ctx, "another-replica", []store.Event{ev})); err != nil || len(lost) != 1 {
+			t.Fatalf("CommitEvents by a non-owner = %v, %v; want the message lost", lost, err)
+		}
+		if n, err := s.CountTraces(ctx, b.ID); err != nil || n != 0 {
+			t.Fatalf("a lost message recorded %d traces (%v)", n, err)
+		}
+	})
+}

@@ -18,8 +18,9 @@ var ErrNotOwner = errors.New("store: the message is not running under this owner
 // step 4). A completed turn's settlement without a phase move rides on its terminal event
 // (Message.Settlement) and is written by the commit that finishes the message
 // ([Store.CommitEvents]); one with a move is written by [Store.SettleTurn], in one
-// transaction, before the events that report the move. The turn's MCP calls are not here:
-// every turn records them, whatever its outcome, with its terminal event ([TurnRecords]).
+// transaction, before the events that report the move. The turn's MCP calls and upstream
+// traces are not here: every turn records them, whatever its outcome, with its events
+// ([TurnRecords], Event.Traces).
 type Settlement struct {
 	// MessageID and Owner fence the write: it happens only while the message is running
 	// and owned by Owner (the lease rules of package orchestration/lease). A settlement on

@@ -140,6 +140,10 @@ type Event struct {
 	// result columns (content, response id, tool calls, GenUI, patch, validation, usage,
 	// error, metadata), and the turn's Records (MCP call rows, traces).
 	Finish *Message `db:"-"`
+	// Traces are requests sent upstream for the message, written with this event under the
+	// same fence. A turn hands its traces over as soon as its reply streams, so it does not
+	// keep a copy of its prompt until it ends (Records on the finish carries the rest).
+	Traces []Trace `db:"-"`
 }
 
 // Lease is a replica's claim on the generations it runs (orchestrator.md §5). Owner is the

@@ -160,3 +160,37 @@ func TestTraceOfAMessage(t *testing.T) {
 		t.Fatalf("GET trace without a token = %d, want 401", code)
 	}
 }
+
+// TestTraceIsWrittenWhileTheReplyStreams: a turn does not keep its request (its whole
+// prompt) until it ends: the trace can be read while the reply still streams, and the
+// terminal event does not write it a second time.
+func TestTraceIsWrittenWhileTheReplyStreams(t *testing.T) {
+	s := startServer(t)
+	tok := s.token("tess")
+	a := s.post(tok, s.newSession(tok, "en"), "Draft a BTC momentum strategy [[pace_ms:40]]")
+	path := "/api/v1/messages/" + a.MessageID
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var tr trace
+		if code := apiGet(t, s, tok, path+"/trace", &tr); code == http.StatusOK && len(tr.Attempts) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no trace within 20 s of the message starting")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var msg map[string]any
+	apiGet(t, s, tok, path, &msg)
+	if msg["status"] != "streaming" {
+		t.Fatalf("the trace appeared only once the message was %v; want it while streaming", msg["status"])
+	}
+	if msg = waitFinished(t, s, tok, a.MessageID); msg["status"] != "completed" {
+		t.Fatalf("message ended %v", msg["status"])
+	}
+	var tr trace
+	apiGet(t, s, tok, path+"/trace", &tr)
+	if len(tr.Attempts) != 1 || len(tr.Attempts[0].Requests) != 1 || tr.Attempts[0].Requests[0].Seq != 1 {
+		t.Fatalf("trace after the end = %+v; want the one request, once", tr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -43,6 +44,7 @@ type gatedStore struct {
 
 	mu        sync.Mutex
 	committed map[string]int64 // message → highest committed seq
+	traced    []int64          // seqs of the committed events that carried traces
 }
 
 func newGated(st *store.Store) *gatedStore {
@@ -63,6 +65,9 @@ func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store
 		g.mu.Lock()
 		for _, e := range evs {
 			g.committed[e.MessageID] = max(g.committed[e.MessageID], e.Seq)
+			if len(e.Traces) > 0 {
+				g.traced = append(g.traced, e.Seq)
+			}
 		}
 		g.mu.Unlock()
 	}
@@ -679,6 +684,9 @@ func TestRefusedFinish(t *testing.T) {
 		if _, err := w.Append(ctx, events.ContentDelta, delta(2)); err != nil {
 			t.Fatal(err)
 		}
+		if err := w.Record([]store.Trace{trace(1)}); err != nil { // rides with delta 2 and the refused finish
+			t.Fatal(err)
+		}
 		done := &store.Message{Status: store.StatusCompleted, Content: "done",
 			Settlement: &store.Settlement{Session: sess, Strategy: &store.Strategy{ID: bobs.ID, UserID: "u", Name: "mine now"}}}
 		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 2}, done); err != nil {
@@ -704,12 +712,94 @@ func TestRefusedFinish(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantSeqs(t, <-follower, 1, 3)
+		if traces, err := st.ListTraces(ctx, id, "u", false); err != nil || len(traces) != 1 {
+			t.Errorf("traces after the refusal = %+v, %v; want the one recorded, written once by the finish that stood", traces, err)
+		}
 		stored, _ := st.ListEvents(ctx, id, 0, 0)
 		if len(stored) != 3 || stored[2].Name != events.Error {
 			t.Fatalf("stored log %+v, want the two deltas and the error", stored)
 		}
 		if got, _ := st.GetStrategy(ctx, bobs.ID, "bob"); got.Name != "bob's" {
 			t.Errorf("bob's strategy changed: %+v", got)
+		}
+	})
+}
+
+func trace(seq int) store.Trace {
+	return store.Trace{Attempt: 1, Seq: seq, Method: "POST", URL: "http://up/v1/responses", Body: fmt.Sprintf(`{"n":%d}`, seq)}
+}
+
+// TestRecordedTracesRideWithTheNextCommit: traces handed to the log are written with the
+// message's next commit, never with one that already happened (a turn records its request
+// once the first delta is committed, so the trace never delays it); through an outage they
+// are written once; after the terminal event the log takes none.
+func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		w := mustOpen(t, l, id, Opening{})
+		stored := func() int {
+			t.Helper()
+			got, err := st.ListTraces(ctx, id, "u", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got)
+		}
+		appendDelta := func(i int) {
+			t.Helper()
+			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		appendDelta(1)
+		if err := w.Record([]store.Trace{trace(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if n := stored(); n != 0 {
+			t.Fatalf("%d traces stored before another commit, want 0", n)
+		}
+		appendDelta(2)
+		if n := stored(); n != 1 {
+			t.Fatalf("%d traces stored after the next commit, want 1", n)
+		}
+
+		if err := w.Record([]store.Trace{trace(2)}); err != nil {
+			t.Fatal(err)
+		}
+		g.down.Store(true)
+		if _, err := w.Append(ctx, events.ContentDelta, delta(3)); err != nil {
+			t.Fatal(err)
+		}
+		for g.commits.Load() < 5 { // a few failed tries
+			time.Sleep(time.Millisecond)
+		}
+		g.down.Store(false)
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := stored(); n != 2 {
+			t.Fatalf("%d traces stored after an outage, want 2 (each once)", n)
+		}
+		g.mu.Lock()
+		traced := slices.Clone(g.traced)
+		g.mu.Unlock()
+		if !slices.Equal(traced, []int64{2, 3}) {
+			t.Errorf("traces rode with events %v, want [2 3]", traced)
+		}
+
+		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 3}, &store.Message{Status: store.StatusCompleted}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Record([]store.Trace{trace(3)}); !errors.Is(err, ErrEnded) {
+			t.Fatalf("Record after the terminal event = %v, want ErrEnded", err)
 		}
 	})
 }

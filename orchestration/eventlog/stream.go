@@ -26,6 +26,8 @@ type stream struct {
 	done      bool          // nothing more will be committed here: terminal committed, or lost
 	lost      bool          // another replica owns the message, or its events could not be written
 	refused   bool          // the store refused the finish; cleared when the producer learns it (Wait)
+	traces    []store.Trace // handed over by Writer.Record, to ride with the next commit of events
+	riding    []store.Trace // traces on the batch in the committer's hands
 }
 
 func newStream(id string, o Opening) *stream {
@@ -78,6 +80,10 @@ func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
 	end := min(len(s.events), s.taken+n)
 	batch = append(batch, s.events[s.taken:end]...)
 	k := end - s.taken
+	if k > 0 && len(s.traces) > 0 { // on the batch's copy: followers read s.events unlocked
+		batch[len(batch)-k].Traces = s.traces
+		s.riding, s.traces = s.traces, nil
+	}
 	s.taken = end
 	more := s.taken < len(s.events)
 	s.queued = more // the committer puts it back in the list when it took only part
@@ -93,6 +99,7 @@ func (s *stream) refuse(n int) bool {
 	defer s.mu.Unlock()
 	s.events = s.events[:s.taken-1] // the terminal event: nothing can follow it
 	s.taken -= n
+	s.traces, s.riding = append(s.riding, s.traces...), nil
 	s.terminal, s.refused, s.queued = false, true, false
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -104,8 +111,10 @@ func (s *stream) refuse(n int) bool {
 func (s *stream) publish(n int, lost bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.riding = nil // written, or lost with the message
 	if lost {
 		s.lost, s.done = true, true
+		s.traces = nil
 		s.events = s.events[:s.committed:s.committed] // drop what no client has seen
 		s.taken = s.committed
 	} else {

@@ -115,6 +115,26 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 	return ev.Seq, queueNow, nil
 }
 
+// Record hands over traces of the message's upstream requests: they are written with the
+// next commit that takes any of its events (one appended already, or the next one), under
+// the same fence. A turn records its requests once its reply streams instead of keeping
+// them, with the prompt in their bodies, until its terminal event. It never waits; after a
+// terminal event it is [ErrEnded] (the finish records what is left), and [ErrLost] once the
+// message is lost.
+func (w *Writer) Record(traces []store.Trace) error {
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.lost:
+		return fmt.Errorf("record traces of %s: %w", s.id, ErrLost)
+	case s.terminal:
+		return fmt.Errorf("record traces of %s: %w", s.id, ErrEnded)
+	}
+	s.traces = append(s.traces, traces...)
+	return nil
+}
+
 // Nudge commits what was appended now and holds the producer until it is committed, for
 // at most maxNudgeWait, then yields once. It is for the one event a client is waiting on
 // (an attempt's first delta). A producer parsing a reply whose bytes are already buffered

@@ -11,13 +11,15 @@ import (
 // one of which moves the message's status), and the terminal event with the message's
 // outcome; Nudge commits what was appended now rather than with the next batch, and lets
 // it reach clients before the producer goes on; Wait waits until what was appended is
-// committed, and says whether the store refused the finish (eventlog.ErrRefused).
+// committed, and says whether the store refused the finish (eventlog.ErrRefused); Record
+// hands over traces of upstream requests, written with the next commit.
 type Appender interface {
 	Append(ctx context.Context, name string, data any) (int64, error)
 	AppendLater(ctx context.Context, name string, data any, status string) (int64, error)
 	Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error)
 	Nudge(ctx context.Context)
 	Wait(ctx context.Context) error
+	Record(traces []store.Trace) error
 }
 
 // Emitter writes one turn's events: it stamps every payload with the message and request
@@ -131,6 +133,10 @@ func (e *Emitter) Completed(ctx context.Context, d CompletedData, result *store.
 // Wait waits until the events emitted so far are committed: for a turn whose completed
 // event carries a settlement the store may refuse, and must then fail instead.
 func (e *Emitter) Wait(ctx context.Context) error { return e.w.Wait(ctx) }
+
+// Record hands traces of the turn's upstream requests to the log, to be written with its
+// next commit (before the terminal event that would otherwise carry them).
+func (e *Emitter) Record(traces []store.Trace) error { return e.w.Record(traces) }
 
 // Failed emits the terminal error event; it commits with the message's outcome.
 func (e *Emitter) Failed(ctx context.Context, d ErrorData, result *store.Message) error {

@@ -133,6 +133,8 @@ func TestEmitterNumbersDeltasAcrossAttempts(t *testing.T) {
 
 func (a *appender) Nudge(context.Context) {}
 
+func (a *appender) Record([]store.Trace) error { return nil }
+
 // fullLog is a log with no room: appends wait for ctx, as eventlog.Writer does while the
 // database is down.
 type fullLog struct{ appender }

@@ -56,15 +56,6 @@ type Outcome struct {
 	// attempt number: those of a refused attempt and of an attempt cut short too, since
 	// each one really ran. Result.ToolCalls are the kept attempt's alone.
 	Calls []store.ToolCall
-	// Sent lists the requests every attempt sent upstream, in order (redacted when recorded:
-	// upstream.Sent.Redacted).
-	Sent []Sent
-}
-
-// Sent is one request an attempt sent upstream.
-type Sent struct {
-	Attempt int
-	upstream.Sent
 }
 
 // Accepted reports whether the kept reply passed its checks (always under PolicyOff).
@@ -95,7 +86,7 @@ func (h *Handler) Attempts(ctx context.Context, requests Requests, sink Sink, ru
 		if err != nil {
 			return out, err
 		}
-		out.Result, err = h.Run(ctx, req, sink)
+		out.Result, err = h.run(ctx, req, sink, out.Attempts)
 		out.addCalls()
 		if err != nil {
 			return out, err
@@ -121,16 +112,12 @@ func (h *Handler) Attempts(ctx context.Context, requests Requests, sink Sink, ru
 	}
 }
 
-// addCalls stamps the latest attempt's calls with its number and adds them to Calls, and
-// its sent requests to Sent.
+// addCalls stamps the latest attempt's calls with its number and adds them to Calls.
 func (o *Outcome) addCalls() {
 	for i := range o.Result.ToolCalls {
 		o.Result.ToolCalls[i].Attempt = o.Attempts
 	}
 	o.Calls = append(o.Calls, o.Result.ToolCalls...)
-	for _, s := range o.Result.Sent {
-		o.Sent = append(o.Sent, Sent{Attempt: o.Attempts, Sent: s})
-	}
 }
 
 // fillEmpty answers in the model's place when its reply was empty: the fallback is a valid

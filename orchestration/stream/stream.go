@@ -4,8 +4,8 @@
 // needs (the forwarded text, withheld blocks, usage, the response id), enforces the idle
 // limit, and decides whether a reply is asked for again: [Handler.Attempts] runs the first
 // attempt and at most one correction retry, by the turn's reply policy, and keeps what
-// every attempt did for the turn's records (its MCP calls, numbered by attempt, and the
-// requests it sent upstream). [Failure] maps an attempt's failure to the client's error
+// every attempt did for the turn's records: its MCP calls, numbered by attempt, and the
+// requests it sends upstream, reported to the sink as they go out. [Failure] maps an attempt's failure to the client's error
 // code and message, in one place.
 package stream
 
@@ -14,7 +14,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
@@ -29,12 +29,23 @@ type Streamer interface {
 }
 
 // Sink receives what the client must see while the reply streams (events.Emitter). An
-// error from it stops the turn (it means the event log itself failed).
+// error from it stops the turn (it means the event log itself failed). Sent reports each
+// request an attempt sends upstream, for the turn's records, before it goes out; it may be
+// called from another goroutine than the one streaming and must not block.
 type Sink interface {
 	Routed(ctx context.Context, provider string, endpointID int, model, upstreamRequestID string) error
 	Delta(ctx context.Context, text string) error
 	ToolCall(ctx context.Context, serverLabel, name, state string) error
 	Retrying(ctx context.Context, attempt int, reason string) error
+	Sent(s Sent)
+}
+
+// Sent is one request an attempt sent upstream: Seq counts the attempt's requests from 1
+// (a failover to another endpoint, a chat tool round each add one).
+type Sent struct {
+	Attempt int
+	Seq     int
+	upstream.Sent
 }
 
 // ErrIdle is the cause of a stream cut because the upstream sent nothing for the idle limit.
@@ -49,9 +60,6 @@ type Result struct {
 	Model             string
 	UpstreamRequestID string
 	Usage             *events.Usage
-	// Sent are the requests the attempt sent upstream (a failover, a chat tool round
-	// each add one), in order; upstream.Sent.Redacted gives their recordable form.
-	Sent []upstream.Sent
 }
 
 // Handler runs attempts against one upstream.
@@ -63,18 +71,25 @@ type Handler struct {
 // New returns a handler that cuts a stream after idle without upstream events (0: no limit).
 func New(up Streamer, idle time.Duration) *Handler { return &Handler{up: up, idle: idle} }
 
-// Run streams one attempt. On error it still returns what arrived, so the partial text can be
-// kept; a stream that ends without its terminal event is an error, never a short reply.
+// Run streams one attempt, the first. On error it still returns what arrived, so the
+// partial text can be kept; a stream that ends without its terminal event is an error,
+// never a short reply.
 func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Result, error) {
+	return h.run(ctx, req, sink, 1)
+}
+
+// run streams attempt number (see Run).
+func (h *Handler) run(ctx context.Context, req upstream.Request, sink Sink, number int) (Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(h.idleLimit(), func() { cancel(ErrIdle) })
 	defer idle.Stop()
 
 	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}}
-	var sent sentLog
+	var sent atomic.Int64 // the attempt's requests so far
+	trace := func(s upstream.Sent) { sink.Sent(Sent{Attempt: number, Seq: int(sent.Add(1)), Sent: s}) }
 	var err error
-	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, sent.add), req) {
+	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, trace), req) {
 		idle.Reset(h.idleLimit())
 		if serr != nil {
 			err = serr
@@ -93,27 +108,7 @@ func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Res
 	if ferr := a.flush(ctx); err == nil {
 		err = ferr
 	}
-	a.res.Sent = sent.all()
 	return a.result(), err
-}
-
-// sentLog keeps the requests the upstream reports sending; it may report them from a
-// goroutine of its own while Run waits for events.
-type sentLog struct {
-	mu   sync.Mutex
-	sent []upstream.Sent
-}
-
-func (l *sentLog) add(s upstream.Sent) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sent = append(l.sent, s)
-}
-
-func (l *sentLog) all() []upstream.Sent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sent
 }
 
 func (h *Handler) idleLimit() time.Duration {

@@ -55,6 +55,7 @@ func (s *sink) Retrying(_ context.Context, attempt int, reason string) error {
 	s.retries = append(s.retries, reason)
 	return nil
 }
+func (s *sink) Sent(Sent) {}
 
 func text(d string) upstream.Event { return upstream.Event{Kind: upstream.EventTextDelta, Delta: d} }
 
