@@ -34,14 +34,6 @@ func newReplayBody(b []byte) *replayBody {
 	return r
 }
 
-// open returns a reader of the body.
-func (r *replayBody) open() io.ReadCloser {
-	if b := r.b.Load(); b != nil {
-		return &onceReader{b: *b}
-	}
-	return &onceReader{}
-}
-
 // reopen is the request's GetBody.
 func (r *replayBody) reopen() (io.ReadCloser, error) {
 	b := r.b.Load()

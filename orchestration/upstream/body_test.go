@@ -74,8 +74,9 @@ func TestAReplayBodyReadsWholeUntilReleased(t *testing.T) {
 		}
 		return string(b)
 	}
-	if got := read(r.open()); got != want {
-		t.Fatalf("first read %d bytes, want %d", len(got), len(want))
+	first, err := r.reopen()
+	if err != nil || read(first) != want {
+		t.Fatalf("reopen = %v; want the whole body", err)
 	}
 	again, err := r.reopen()
 	if err != nil || read(again) != want {

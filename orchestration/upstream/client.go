@@ -208,7 +208,7 @@ func (c *Client) newRequest(ctx context.Context, req Request) (*outgoing, error)
 // request is traced (redacted) for the turn's records.
 func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, body []byte) (*outgoing, error) {
 	out := &outgoing{body: newReplayBody(body)}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, out.body.open())
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, &onceReader{b: body})
 	if err != nil {
 		return nil, fmt.Errorf("upstream: build request: %w", err)
 	}
