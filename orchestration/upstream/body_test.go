@@ -106,7 +106,7 @@ func TestARequestIsSizedAndReplayable(t *testing.T) {
 	if out.req.GetBody == nil || out.req.ContentLength != int64(len(`{"model":"m"}`)) {
 		t.Fatalf("GetBody %v, ContentLength %d: the transport could not resend it", out.req.GetBody != nil, out.req.ContentLength)
 	}
-	resp, err := openStream(srv.Client(), out)
+	resp, err := openStream(srv.Client().Transport, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,8 +77,8 @@ type ChatConfig struct {
 	BaseURL string
 	// APIKey is sent as a bearer token when set.
 	APIKey string
-	// HTTPClient replaces the default client (see [Config.HTTPClient]).
-	HTTPClient *http.Client
+	// Transport replaces the default transport (see [Config.Transport]).
+	Transport http.RoundTripper
 	// Tools runs the MCP tools of a request; nil sends no tools at all.
 	Tools ToolHost
 	// MaxToolRounds bounds the rounds of tool calls; the last round is sent with
@@ -95,29 +95,25 @@ type ChatConfig struct {
 type ChatClient struct {
 	endpoint  string
 	apiKey    string
-	http      *http.Client
+	rt        http.RoundTripper
 	tools     ToolHost
 	maxRounds int
 }
 
 // NewChat returns a Chat Completions client for cfg.
 func NewChat(cfg ChatConfig) *ChatClient {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: NewTransport()}
-	}
 	rounds := cfg.MaxToolRounds
 	if rounds <= 0 {
 		rounds = DefaultMaxToolRounds
 	}
 	return &ChatClient{
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
-		apiKey:   cfg.APIKey, http: hc, tools: cfg.Tools, maxRounds: rounds,
+		apiKey:   cfg.APIKey, rt: transportOr(cfg.Transport), tools: cfg.Tools, maxRounds: rounds,
 	}
 }
 
-// CloseIdleConnections closes the kept-alive connections of the client's HTTP client.
-func (c *ChatClient) CloseIdleConnections() { c.http.CloseIdleConnections() }
+// CloseIdleConnections closes the kept-alive connections of the client's transport.
+func (c *ChatClient) CloseIdleConnections() { closeIdle(c.rt) }
 
 // Stream sends req and returns the reply's events, with the same contract as
 // [Client.Stream]: zero or more events, then either EventCompleted or exactly one error
@@ -183,7 +179,7 @@ func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn
 	if err != nil {
 		return nil, err
 	}
-	resp, err := openStream(c.http, out)
+	resp, err := openStream(c.rt, out)
 	if err != nil {
 		return nil, err
 	}

@@ -29,32 +29,38 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as a bearer token when set; local servers often need none.
 	APIKey string
-	// HTTPClient replaces the default client. It must not have a Timeout shorter than the
-	// longest generation, since http.Client.Timeout also covers reading the body.
-	HTTPClient *http.Client
+	// Transport replaces the default transport ([NewTransport]). The client calls its
+	// RoundTrip itself, as a reverse proxy does, with no http.Client around it: no redirect
+	// is followed and no overall timeout applies (a generation may stream for minutes).
+	// That also keeps the stack a waiting generation holds small: http.Client's layers are
+	// a kilobyte of it (README, Performance).
+	Transport http.RoundTripper
 }
 
 // Client streams responses from one upstream. It is safe for concurrent use.
 type Client struct {
 	endpoint string
 	apiKey   string
-	http     *http.Client
+	rt       http.RoundTripper
 	parsers  parserPool // shared by the client's streams, a frame at a time
 }
 
-// New returns a client for cfg. Without cfg.HTTPClient it builds its own http.Client with
-// no overall timeout (a generation may stream for minutes) and a transport tuned for
+// New returns a client for cfg. Without cfg.Transport it uses a transport tuned for
 // streams: see [NewTransport].
 func New(cfg Config) *Client {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: NewTransport()}
-	}
 	return &Client{
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/responses",
 		apiKey:   cfg.APIKey,
-		http:     hc,
+		rt:       transportOr(cfg.Transport),
 	}
+}
+
+// transportOr is rt, or a new [NewTransport] when rt is nil.
+func transportOr(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		return NewTransport()
+	}
+	return rt
 }
 
 // NewTransport returns the transport the default client uses: http.DefaultTransport's
@@ -79,9 +85,16 @@ func NewTransport() *http.Transport {
 	return t
 }
 
-// CloseIdleConnections closes the kept-alive connections of the client's HTTP client; call
-// it when the client is no longer needed so their goroutines end.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+// CloseIdleConnections closes the kept-alive connections of the client's transport; call it
+// when the client is no longer needed so their goroutines end.
+func (c *Client) CloseIdleConnections() { closeIdle(c.rt) }
+
+// closeIdle closes rt's idle connections when it keeps any (an *http.Transport does).
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 // Request is one call to the Responses API. Zero fields are left out of the JSON body so the
 // upstream applies its own defaults.
@@ -157,7 +170,7 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 	if err != nil {
 		return err
 	}
-	resp, err := openStream(c.http, out)
+	resp, err := openStream(c.rt, out)
 	if err != nil {
 		return err
 	}
@@ -167,8 +180,8 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 
 // openStream sends out and returns the response once it is a 2xx event stream; any other
 // answer becomes its *Error (the body closed). The request's body is let go of once sent.
-func openStream(hc *http.Client, out *outgoing) (*http.Response, error) {
-	resp, err := hc.Do(out.req)
+func openStream(rt http.RoundTripper, out *outgoing) (*http.Response, error) {
+	resp, err := rt.RoundTrip(out.req)
 	out.body.release()
 	if err != nil {
 		return nil, transportError(err)

@@ -289,7 +289,7 @@ func TestStreamTransportErrors(t *testing.T) {
 		t.Cleanup(srv.Close)
 		tr := NewTransport()
 		tr.ResponseHeaderTimeout = 50 * time.Millisecond
-		c := New(Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
+		c := New(Config{BaseURL: srv.URL, Transport: tr})
 		t.Cleanup(c.CloseIdleConnections)
 		_, err := collect(t, c.Stream(t.Context(), Request{}))
 		if !errors.Is(err, ErrTimeout) {
