@@ -37,8 +37,29 @@ func responseEventOf(o *fastjson.Object, name string) (ev Event, terminal, ok bo
 	case isString(typ, "response.created", name):
 		ev.Kind, ev.Usage = EventCreated, nil // parseAny's created takes the id and model only
 		return ev, false, true
+	case isIgnored(typ, name):
+		// response.in_progress and response.queued: no event. Each stream sends one right
+		// after created, and encoding/json's reading of its response was the deepest stack
+		// a waiting generation reached (README, Performance).
+		return Event{}, false, true
 	}
 	return Event{}, false, false
+}
+
+// isIgnored reports whether v, the frame's type field (or name, the SSE event name, when
+// it is absent, null or empty), names an event parseAny reads to nothing.
+func isIgnored(v *fastjson.Value, name string) bool {
+	typ := name
+	if v != nil && v.Type() != fastjson.TypeNull {
+		b, err := v.StringBytes()
+		if err != nil {
+			return false
+		}
+		if len(b) > 0 {
+			typ = string(b)
+		}
+	}
+	return typ != "" && !handled[typ]
 }
 
 // readResponse reads a response value into ev's id, model and usage as encoding/json reads

@@ -8,8 +8,9 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// responseFrames are response.created and response.completed frames: the shapes servers
-// send, and the ones the fast path must leave to encoding/json or read exactly as it does.
+// responseFrames are frames with a response (created, in_progress, completed): the shapes
+// servers send, and the ones the fast path must leave to encoding/json or read exactly as
+// it does.
 var responseFrames = []struct {
 	name, event, data string
 	fast              bool // completedOf answers
@@ -27,7 +28,13 @@ var responseFrames = []struct {
 	{"created", "response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"m","output":[],"usage":null}}`, true},
 	{"created with usage", "response.created", `{"type":"response.created","response":{"id":"r","usage":{"input_tokens":3}}}`, true},
 	{"created, typed by the SSE name only", "response.created", `{"response":{"id":"r"}}`, true},
-	{"another event", "response.in_progress", `{"type":"response.in_progress","response":{"id":"r"}}`, false},
+	{"in progress", "response.in_progress", `{"type":"response.in_progress","response":{"id":"r"}}`, true},
+	{"in progress as OpenAI sends it", "response.in_progress", `{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"m","output":[],"tools":[{"type":"mcp","server_label":"s","allowed_tools":["a"],"headers":null}],"usage":null}}`, true},
+	{"in progress, typed by the SSE name only", "response.in_progress", `{"response":{"id":"r"}}`, true},
+	{"queued, typed by the SSE name under an empty type", "response.queued", `{"type":"","response":{"id":"r"}}`, true},
+	{"in progress with a response that is no object", "response.in_progress", `{"type":"response.in_progress","response":"r"}`, false},
+	{"in progress with an id that is no string", "response.in_progress", `{"type":"response.in_progress","response":{"id":7}}`, false},
+	{"an untyped frame may be an error", "", `{"response":{"id":"r"},"error":{"message":"down"}}`, false},
 	{"a type the SSE name contradicts", "response.created", `{"type":"response.failed","response":{"id":"r"}}`, false},
 	{"a later null type keeps the earlier one", "response.created", `{"type":"response.completed","type":null,"response":{"id":"r"}}`, true},
 	{"a fractional count", "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1.5}}}`, false},
