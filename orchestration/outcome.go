@@ -142,8 +142,8 @@ func (o *Orchestrator) fallback(ctx context.Context, plan *prompt.Plan, locale s
 // records are what the terminal event writes besides the message's columns: one row per
 // MCP call (the store adds the message, session and outcome) and the traces of the
 // requests not recorded while the reply streamed.
-func records(calls []store.ToolCall, sent []stream.Sent) *store.TurnRecords {
-	r := &store.TurnRecords{Traces: traceRows(sent)}
+func records(calls []store.ToolCall, traces []store.Trace) *store.TurnRecords {
+	r := &store.TurnRecords{Traces: traces}
 	for _, c := range calls {
 		r.Calls = append(r.Calls, store.MCPCall{ToolCall: c})
 	}

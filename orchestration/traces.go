@@ -8,58 +8,87 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// traceBook keeps the requests a turn sent upstream until they are recorded. Each body
-// holds the whole prompt (a few KiB, more with a long history), so the turn does not keep
-// them for the minutes a reply may stream: once the reply streams (its first delta is
-// committed: see turnSink.Delta) they go to the event log, which writes them with its next
-// commit. What was sent after the last delta, or by a turn that streamed none, is recorded
-// by the terminal event (store.TurnRecords). The upstream reports a request from whichever
-// goroutine sends it; the turn's own goroutine takes them.
+// traceBook keeps the requests a turn sent upstream until they are recorded, redacted as
+// the store records them. Each body holds the whole prompt (a few KiB, more with a long
+// history), so the turn does not keep them for the minutes a reply may stream: once the
+// reply streams (its first delta is committed: see turnSink.Delta) they go to the event log,
+// which writes them with its next commit. What was sent after the last delta, or by a turn
+// that streamed none, is recorded by the terminal event (store.TurnRecords).
 type traceBook struct {
 	mu      sync.Mutex
-	pending []stream.Sent
+	pending []*pendingTrace // in the order reported
 }
 
-// add keeps s until it is recorded.
+// pendingTrace is one request being redacted: row is set once done is closed.
+type pendingTrace struct {
+	done chan struct{}
+	row  store.Trace
+}
+
+// add keeps s, redacted on a goroutine of its own, until it is recorded. Redacting parses
+// the request's body as deep as its JSON nests, and with MCP tools configured decodes it
+// whole. On the generation's goroutine that would grow the stack the goroutine then keeps
+// for as long as the reply streams (README, Performance), or delay the request; here it
+// runs while the request is on the wire. Whoever takes the rows waits for them, and the
+// turn waits for all of them before it ends (wait).
 func (b *traceBook) add(s stream.Sent) {
+	p := &pendingTrace{done: make(chan struct{})}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pending = append(b.pending, s)
+	b.pending = append(b.pending, p)
+	b.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		p.row = traceRow(s)
+	}()
 }
 
-// take returns the requests kept and forgets them.
-func (b *traceBook) take() []stream.Sent {
+// take returns the requests kept, once redacted, and forgets them.
+func (b *traceBook) take() []store.Trace {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	sent := b.pending
+	pending := b.pending
 	b.pending = nil
-	return sent
+	b.mu.Unlock()
+	return rows(pending)
 }
 
-// unrecorded returns the requests kept, still kept: the terminal event records them, and
-// a turn whose completed event the store refuses records them again with its error event.
-func (b *traceBook) unrecorded() []stream.Sent {
+// unrecorded returns the requests kept, once redacted, still kept: the terminal event
+// records them, and a turn whose completed event the store refuses records them again with
+// its error event.
+func (b *traceBook) unrecorded() []store.Trace {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.pending
+	pending := b.pending
+	b.mu.Unlock()
+	return rows(pending)
 }
 
-// recordTraces hands the requests sent so far to the event log, redacted. Those the log
-// does not take (the message is lost) are of no further use either.
+// wait returns once every request reported so far is redacted.
+func (b *traceBook) wait() { _ = b.unrecorded() }
+
+// rows waits for each of pending and returns their rows (nil for none).
+func rows(pending []*pendingTrace) []store.Trace {
+	if len(pending) == 0 {
+		return nil
+	}
+	out := make([]store.Trace, len(pending))
+	for i, p := range pending {
+		<-p.done
+		out[i] = p.row
+	}
+	return out
+}
+
+// recordTraces hands the requests sent so far to the event log. Those the log does not
+// take (the message is lost) are of no further use either.
 func (t *turn) recordTraces() {
-	if sent := t.traces.take(); len(sent) > 0 {
-		_ = t.em.Record(traceRows(sent))
+	if rows := t.traces.take(); len(rows) > 0 {
+		_ = t.em.Record(rows)
 	}
 }
 
-// traceRows is sent as the store records it: redacted, the body cut at its cap.
-func traceRows(sent []stream.Sent) []store.Trace {
-	rows := make([]store.Trace, 0, len(sent))
-	for _, s := range sent {
-		tr := s.Redacted()
-		headers, _ := json.Marshal(tr.Header)
-		rows = append(rows, store.Trace{Attempt: s.Attempt, Seq: s.Seq, Method: tr.Method, URL: tr.URL,
-			Headers: headers, Body: tr.Body, Truncated: tr.Truncated, SentAt: tr.At})
-	}
-	return rows
+// traceRow is s as the store records it: redacted, the body cut at its cap.
+func traceRow(s stream.Sent) store.Trace {
+	tr := s.Redacted()
+	headers, _ := json.Marshal(tr.Header)
+	return store.Trace{Attempt: s.Attempt, Seq: s.Seq, Method: tr.Method, URL: tr.URL,
+		Headers: headers, Body: tr.Body, Truncated: tr.Truncated, SentAt: tr.At}
 }

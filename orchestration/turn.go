@@ -14,6 +14,8 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
+	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
+	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -186,14 +188,80 @@ func (o *Orchestrator) route() events.Route {
 	return events.Route{Provider: o.cfg.Provider, ResolvedModel: &model, EndpointID: o.cfg.EndpointID}
 }
 
-// run is the turn's outline (orchestrator.md §2), after step 1 in HandleMessage: plan
-// (prompt) and attempts (stream, with the correction retry), which may start before step 1
-// has committed; then settle (postprocess), carry over (carryover, when the phase moves),
-// and complete or fail.
+// run is the turn's outline (orchestrator.md §2), after step 1 in HandleMessage: the plan
+// (prompt) and its first request, which may start before step 1 has committed; then, on a
+// goroutine of their own, the attempts (stream, with the correction retry), settle
+// (postprocess), carry over (carryover, when the phase moves), and complete or fail.
+//
+// The attempts get a fresh goroutine because a goroutine keeps the stack it grew to for as
+// long as it lives, and a generation lives as long as its reply streams. Planning and
+// building the request (templates, JSON) take a stack past the 8 KiB a goroutine starts
+// with; the goroutine that then waits on the upstream for the whole reply stays within
+// them (README, Performance). That is 8 KiB less per concurrent generation, and as much
+// again of the collector's heap target, which counts stacks.
 func (o *Orchestrator) run(t *turn) {
 	defer o.wg.Done()
+	p := o.prepare(t)
+	o.wg.Add(1) // run's own count is held: never from zero while Shutdown waits
+	go o.generate(t, p)
+}
+
+// prepared is step 2's result: the turn's plan and its first attempt's request.
+type prepared struct {
+	plan   *prompt.Plan // nil when planning failed
+	policy events.RuntimePolicy
+	first  *upstream.Request // the first attempt's request, until it is taken
+	rules  stream.Rules
+	sink   *turnSink
+	err    error // why the turn cannot be planned
+}
+
+// prepare is step 2: the plan, and the first attempt's request built from it.
+func (o *Orchestrator) prepare(t *turn) *prepared {
+	plan, err := o.planner.Plan(t.ctx, prompt.Turn{Begun: t.begun, UserText: t.text, MaxOutputTokens: t.policy.requestedCap()})
+	if err != nil {
+		return &prepared{err: err}
+	}
+	p := &prepared{plan: plan, policy: o.merged(t.policy, plan), sink: &turnSink{t: t, first: o.metrics.FirstDelta}}
+	p.rules = o.rules(plan, p.policy)
+	first, err := plan.Request(nil)
+	p.first, p.err = &first, err
+	return p
+}
+
+// requests builds each attempt's request ([stream.Requests]); the first one's was built
+// with the plan.
+func (p *prepared) requests(correction []thinkingml.Issue) (*upstream.Request, error) {
+	if first := p.first; first != nil {
+		p.first = nil
+		return first, nil
+	}
+	req, err := p.plan.Request(correction)
+	return &req, err
+}
+
+// generate is step 3, the attempts, whose events wait for the begin to commit (turnSink),
+// and the turn's end. Everything it passes on was made by prepare: its own frame is on the
+// stack the generation waits on.
+func (o *Orchestrator) generate(t *turn, p *prepared) {
+	defer o.wg.Done()
+	defer t.traces.wait() // the redactions the turn started are over
 	defer t.cancel(nil)
-	plan, policy, out, err := o.generate(t)
+	var out *stream.Outcome
+	err := p.err
+	if err == nil {
+		out, err = o.streams.Attempts(t.ctx, p.requests, p.sink, p.rules)
+	}
+	o.end(t, p, out, err)
+}
+
+// end is steps 4 and 5 once the attempts are over (out is nil when none ran): settle,
+// carry over, and complete, or fail.
+func (o *Orchestrator) end(t *turn, p *prepared, out *stream.Outcome, err error) {
+	plan, policy := p.plan, p.policy
+	if out == nil {
+		out = &stream.Outcome{}
+	}
 	if !t.committed() {
 		return // the turn never existed
 	}
@@ -203,32 +271,20 @@ func (o *Orchestrator) run(t *turn) {
 		err = werr // a turn that failed before its first event still shows working first
 	}
 	if err != nil {
-		o.fail(t, plan, out, err)
+		o.fail(t, plan, *out, err)
 		return
 	}
 	settled := postprocess.Settle(postprocess.Input{
 		Handler: plan.Handler, Phase: plan.Phase, Stage: plan.Stage, Block: plan.Block,
-		Outcome: out, Policy: stream.Policy(policy.ReplyPolicy), GenUI: o.genui, Skills: plan.Skills, Locale: plan.Locale,
+		Outcome: *out, Policy: stream.Policy(policy.ReplyPolicy), GenUI: o.genui, Skills: plan.Skills, Locale: plan.Locale,
 	})
 	settled.Metadata.RuntimePolicy = &policy
 	change, pending, err := o.persist(t, plan, out.Result, &settled)
 	if err != nil {
-		o.fail(t, plan, out, err)
+		o.fail(t, plan, *out, err)
 		return
 	}
-	o.complete(t, plan, out, settled, change, pending)
-}
-
-// generate is steps 2 and 3: the plan, then the attempts, whose events wait for the
-// begin to commit (turnSink). The plan is nil when planning failed.
-func (o *Orchestrator) generate(t *turn) (*prompt.Plan, events.RuntimePolicy, stream.Outcome, error) {
-	plan, err := o.planner.Plan(t.ctx, prompt.Turn{Begun: t.begun, UserText: t.text, MaxOutputTokens: t.policy.requestedCap()})
-	if err != nil {
-		return nil, events.RuntimePolicy{}, stream.Outcome{}, err
-	}
-	policy := o.merged(t.policy, plan)
-	out, err := o.streams.Attempts(t.ctx, plan.Request, &turnSink{t: t, first: o.metrics.FirstDelta}, o.rules(plan, policy))
-	return plan, policy, out, err
+	o.complete(t, plan, *out, settled, change, pending)
 }
 
 // rules are how the stream step judges this turn's attempts, by its runtime policy.

@@ -42,7 +42,7 @@ type Rules struct {
 
 // Requests builds the upstream request of an attempt; correction lists why the previous
 // attempt was refused (nil on the first).
-type Requests func(correction []thinkingml.Issue) (upstream.Request, error)
+type Requests func(correction []thinkingml.Issue) (*upstream.Request, error)
 
 // Outcome is what a turn's attempts produced.
 type Outcome struct {
@@ -78,38 +78,62 @@ func (e *RefusedError) Error() string {
 // any reply under the report and off policies) ends the turn; a refused one is asked for
 // once more with a correction note (status retrying), and a second refusal is a
 // *RefusedError. An upstream failure ends the attempts at once, with the partial result.
-func (h *Handler) Attempts(ctx context.Context, requests Requests, sink Sink, rules Rules) (Outcome, error) {
-	var out Outcome
+// The outcome is never nil.
+func (h *Handler) Attempts(ctx context.Context, requests Requests, sink Sink, rules Rules) (*Outcome, error) {
+	out := &Outcome{}
 	var correction []thinkingml.Issue
 	for out.Attempts = 1; ; out.Attempts++ {
-		req, err := requests(correction)
-		if err != nil {
+		if err := h.next(ctx, requests, correction, sink, out); err != nil {
 			return out, err
 		}
-		out.Result, err = h.run(ctx, req, sink, out.Attempts)
-		out.addCalls()
-		if err != nil {
-			return out, err
-		}
-		if err := out.fillEmpty(ctx, sink, rules); err != nil {
-			return out, err
-		}
-		if rules.Policy == PolicyOff {
-			return out, nil
-		}
-		out.Check = rules.Judge(out.Result.Text)
-		if out.Accepted() || rules.Policy == PolicyReport {
-			return out, nil
-		}
-		out.Refused = append(out.Refused, out.Check.Issues)
-		if out.Attempts == maxAttempts {
-			return out, &RefusedError{Refused: out.Refused}
-		}
-		correction = out.Check.Issues
-		if err := sink.Retrying(ctx, out.Attempts+1, reason(correction)); err != nil {
+		var done bool
+		var err error
+		if correction, done, err = out.judge(ctx, sink, rules); done {
 			return out, err
 		}
 	}
+}
+
+// judge decides on the attempt just streamed into o: done with the turn's error (nil for
+// a reply that stands), or not done with the correction the next attempt is asked for
+// (status retrying is out). It is kept out of Attempts (never inlined): Attempts waits on
+// every attempt, and the judging's temporaries would sit on that stack all the while.
+//
+//go:noinline
+func (o *Outcome) judge(ctx context.Context, sink Sink, rules Rules) (correction []thinkingml.Issue, done bool, err error) {
+	if err := o.fillEmpty(ctx, sink, rules); err != nil {
+		return nil, true, err
+	}
+	if rules.Policy == PolicyOff {
+		return nil, true, nil
+	}
+	o.Check = rules.Judge(o.Result.Text)
+	if o.Accepted() || rules.Policy == PolicyReport {
+		return nil, true, nil
+	}
+	o.Refused = append(o.Refused, o.Check.Issues)
+	if o.Attempts == maxAttempts {
+		return nil, true, &RefusedError{Refused: o.Refused}
+	}
+	correction = o.Check.Issues
+	if err := sink.Retrying(ctx, o.Attempts+1, reason(correction)); err != nil {
+		return nil, true, err
+	}
+	return correction, false, nil
+}
+
+// next streams attempt out.Attempts into out. It waits on the upstream for as long as the
+// reply streams, and every frame above it waits too: Attempts stays small, and a
+// generation's goroutine within 8 KiB of stack (README, Performance).
+func (h *Handler) next(ctx context.Context, requests Requests, correction []thinkingml.Issue, sink Sink, out *Outcome) error {
+	req, err := requests(correction)
+	if err != nil {
+		return err
+	}
+	out.Result = Result{} // the attempt's own, nothing of the one before
+	err = h.run(ctx, req, sink, out.Attempts, &out.Result)
+	out.addCalls()
+	return err
 }
 
 // addCalls stamps the latest attempt's calls with its number and adds them to Calls.

@@ -59,9 +59,9 @@ func TestAttempts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			up, s := &replies{texts: tc.texts}, &sink{}
 			var corrections [][]thinkingml.Issue
-			requests := func(c []thinkingml.Issue) (upstream.Request, error) {
+			requests := func(c []thinkingml.Issue) (*upstream.Request, error) {
 				corrections = append(corrections, c)
-				return upstream.Request{}, nil
+				return &upstream.Request{}, nil
 			}
 			rules := Rules{Policy: tc.policy, Judge: judge, Fallback: func() (string, error) { return "fallback reply", nil }}
 			out, err := New(up, 0).Attempts(context.Background(), requests, s, rules)

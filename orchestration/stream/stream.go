@@ -75,21 +75,25 @@ func New(up Streamer, idle time.Duration) *Handler { return &Handler{up: up, idl
 // partial text can be kept; a stream that ends without its terminal event is an error,
 // never a short reply.
 func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Result, error) {
-	return h.run(ctx, req, sink, 1)
+	var res Result
+	err := h.run(ctx, &req, sink, 1, &res)
+	return res, err
 }
 
-// run streams attempt number (see Run).
-func (h *Handler) run(ctx context.Context, req upstream.Request, sink Sink, number int) (Result, error) {
+// run streams attempt number into res (see Run). It takes and fills pointers: by value,
+// the request and the result would each be copied into the frame of every caller that
+// waits on the stream.
+func (h *Handler) run(ctx context.Context, req *upstream.Request, sink Sink, number int, res *Result) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(h.idleLimit(), func() { cancel(ErrIdle) })
 	defer idle.Stop()
 
-	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}}
+	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}, res: res}
 	var sent atomic.Int64 // the attempt's requests so far
 	trace := func(s upstream.Sent) { sink.Sent(Sent{Attempt: number, Seq: int(sent.Add(1)), Sent: s}) }
 	var err error
-	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, trace), req) {
+	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, trace), *req) {
 		idle.Reset(h.idleLimit())
 		if serr != nil {
 			err = serr
@@ -108,7 +112,8 @@ func (h *Handler) run(ctx context.Context, req upstream.Request, sink Sink, numb
 	if ferr := a.flush(ctx); err == nil {
 		err = ferr
 	}
-	return a.result(), err
+	a.finish()
+	return err
 }
 
 func (h *Handler) idleLimit() time.Duration {
@@ -123,7 +128,7 @@ type attempt struct {
 	sink      Sink
 	filter    *thinkingml.Filter
 	text      strings.Builder
-	res       Result
+	res       *Result // the caller's, filled as the stream goes
 	completed bool
 	started   map[string]time.Time // tool call id → start
 }
@@ -191,7 +196,5 @@ func (a *attempt) flush(ctx context.Context) error {
 	return a.forward(ctx, out)
 }
 
-func (a *attempt) result() Result {
-	a.res.Text = a.text.String()
-	return a.res
-}
+// finish completes the result with the text forwarded.
+func (a *attempt) finish() { a.res.Text = a.text.String() }
