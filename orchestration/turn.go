@@ -195,10 +195,10 @@ func (o *Orchestrator) route() events.Route {
 //
 // The attempts get a fresh goroutine because a goroutine keeps the stack it grew to for as
 // long as it lives, and a generation lives as long as its reply streams. Planning and
-// building the request (templates, JSON) take a stack past the 8 KiB a goroutine starts
-// with; the goroutine that then waits on the upstream for the whole reply stays within
-// them (README, Performance). That is 8 KiB less per concurrent generation, and as much
-// again of the collector's heap target, which counts stacks.
+// building the request (templates, JSON) grow a stack to 16 KiB; the goroutine that then
+// waits on the upstream for the whole reply grows to 8 KiB and no further (README,
+// Performance). That is 8 KiB less per concurrent generation, and as much again of the
+// collector's heap goal, which counts stacks.
 func (o *Orchestrator) run(t *turn) {
 	defer o.wg.Done()
 	p := o.prepare(t)

@@ -56,7 +56,13 @@ type proc struct {
 // with ready (the rest of that line is returned).
 func start(t *testing.T, ready string, env []string, args ...string) (*proc, string) {
 	t.Helper()
-	p := launch(t, env, args...)
+	return startBinary(t, binary, ready, env, args...)
+}
+
+// startBinary is start with another build of phaseflow.
+func startBinary(t *testing.T, bin, ready string, env []string, args ...string) (*proc, string) {
+	t.Helper()
+	p := launchBinary(t, bin, env, args...)
 	return p, p.waitFor(t, ready, 20*time.Second)
 }
 
@@ -64,7 +70,13 @@ func start(t *testing.T, ready string, env []string, args ...string) (*proc, str
 // stdout lines into p.lines, and stops it when the test ends. It does not wait for anything.
 func launch(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return launchBinary(t, binary, env, args...)
+}
+
+// launchBinary is launch with another build of phaseflow.
+func launchBinary(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -140,6 +152,7 @@ type server struct {
 	dsn     string
 	env     []string
 	auth    *auth.Authority
+	bin     string // the build of phaseflow it runs
 }
 
 // startServer starts a mock upstream and a server on a fresh PostgreSQL database. extraEnv
@@ -152,6 +165,13 @@ func startServer(t *testing.T, extraEnv ...string) *server {
 // startServerWith is startServer with settings that depend on the mock's URL (its MCP
 // servers, an upstreams file pointing at it).
 func startServerWith(t *testing.T, extra func(mockURL string) []string) *server {
+	t.Helper()
+	return startServerOn(t, binary, extra)
+}
+
+// startServerOn is startServerWith with another build of phaseflow for the server (the
+// mock upstream is the test's usual build).
+func startServerOn(t *testing.T, bin string, extra func(mockURL string) []string) *server {
 	t.Helper()
 	_, mockURL := start(t, "PHASEFLOW_UPSTREAM_URL=", nil, "mock-upstream", "--addr", "127.0.0.1:0")
 	extraEnv := extra(mockURL)
@@ -168,8 +188,8 @@ func startServerWith(t *testing.T, extra func(mockURL string) []string) *server 
 		"PHASEFLOW_LEASE_TTL=2s", // a crashed server's turns end within seconds
 		"PHASEFLOW_MCP_SERVERS=" + testMCPServers,
 	}, extraEnv...)
-	p, addr := start(t, "phaseflow listening on ", env, "serve")
-	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, env: env, auth: auth.New([]byte(testSecret), "", "")}
+	p, addr := startBinary(t, bin, "phaseflow listening on ", env, "serve")
+	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, env: env, auth: auth.New([]byte(testSecret), "", ""), bin: bin}
 }
 
 // crashAndRestart kills the server without a shutdown (as a crash or a lost machine would)
@@ -178,7 +198,7 @@ func (s *server) crashAndRestart() {
 	s.t.Helper()
 	_ = s.proc.cmd.Process.Kill()
 	<-s.proc.done
-	p, addr := start(s.t, "phaseflow listening on ", s.env, "serve")
+	p, addr := startBinary(s.t, s.bin, "phaseflow listening on ", s.env, "serve")
 	s.proc, s.base = p, addr
 }
 

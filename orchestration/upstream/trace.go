@@ -24,8 +24,9 @@ const Redacted = "[redacted]"
 // Sent is one HTTP request sent to the upstream, as [WithTrace] reports it. It holds the
 // request as sent, unexported: [Sent.Redacted] gives the redacted copy, the only form of it
 // that leaves this package, so no caller ever holds an API key or an x-mcp-context token
-// from it. Redacting parses the whole body; doing it when the trace is recorded keeps it
-// off the path from the turn to the upstream's first token.
+// from it. Redacting parses the whole body, so a caller does it off the path from the turn
+// to the upstream's first token (the orchestrator: on a goroutine of its own, while the
+// request is on the wire).
 type Sent struct {
 	method string
 	url    url.URL
