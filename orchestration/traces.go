@@ -2,6 +2,7 @@ package orchestration
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/phaseflow/phaseflow/orchestration/stream"
@@ -29,8 +30,8 @@ type pendingTrace struct {
 // the request's body as deep as its JSON nests, and with MCP tools configured decodes it
 // whole. On the generation's goroutine that would grow the stack the goroutine then keeps
 // for as long as the reply streams (README, Performance), or delay the request; here it
-// runs while the request is on the wire. Whoever takes the rows waits for them, and the
-// turn waits for all of them before it ends (wait).
+// runs while the request is on the wire. The terminal event's records wait for them, and
+// the turn waits for all of them before it ends (wait).
 func (b *traceBook) add(s stream.Sent) {
 	p := &pendingTrace{done: make(chan struct{})}
 	b.mu.Lock()
@@ -42,13 +43,25 @@ func (b *traceBook) add(s stream.Sent) {
 	}()
 }
 
-// take returns the requests kept, once redacted, and forgets them.
+// take returns the requests kept whose redaction is over, and forgets them. It never
+// waits: it runs after each delta, and a request still being redacted is taken by a later
+// call (or by the terminal event, unrecorded).
 func (b *traceBook) take() []store.Trace {
 	b.mu.Lock()
-	pending := b.pending
-	b.pending = nil
-	b.mu.Unlock()
-	return rows(pending)
+	defer b.mu.Unlock()
+	var out []store.Trace
+	kept := b.pending[:0]
+	for _, p := range b.pending {
+		select {
+		case <-p.done:
+			out = append(out, p.row)
+		default:
+			kept = append(kept, p)
+		}
+	}
+	clear(b.pending[len(kept):])
+	b.pending = kept
+	return out
 }
 
 // unrecorded returns the requests kept, once redacted, still kept: the terminal event
@@ -56,26 +69,18 @@ func (b *traceBook) take() []store.Trace {
 // its error event.
 func (b *traceBook) unrecorded() []store.Trace {
 	b.mu.Lock()
-	pending := b.pending
+	pending := slices.Clone(b.pending) // take compacts b.pending in place
 	b.mu.Unlock()
-	return rows(pending)
+	var out []store.Trace
+	for _, p := range pending {
+		<-p.done
+		out = append(out, p.row)
+	}
+	return out
 }
 
 // wait returns once every request reported so far is redacted.
 func (b *traceBook) wait() { _ = b.unrecorded() }
-
-// rows waits for each of pending and returns their rows (nil for none).
-func rows(pending []*pendingTrace) []store.Trace {
-	if len(pending) == 0 {
-		return nil
-	}
-	out := make([]store.Trace, len(pending))
-	for i, p := range pending {
-		<-p.done
-		out[i] = p.row
-	}
-	return out
-}
 
 // recordTraces hands the requests sent so far to the event log. Those the log does not
 // take (the message is lost) are of no further use either.

@@ -1,8 +1,8 @@
 package tests
 
 import (
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -23,21 +23,21 @@ import (
 // MCP tools, so each request's trace is redacted the long way.
 func TestWaitingGenerationsHoldLittleStack(t *testing.T) {
 	const generations = 40
-	debug := freeAddr(t)
+	debug := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	// Every goroutine starts at 2 KiB (not at the runtime's running average), so each
 	// stack is what its own depth needs.
 	s := startServerOn(t, plainBinary(t), func(string) []string {
 		return []string{"PHASEFLOW_DEBUG_ADDR=" + debug, "PHASEFLOW_MAX_TURNS=200", "GODEBUG=adaptivestackstart=0"}
 	})
-	tokens, sessions := make([]string, generations), make([]string, generations)
-	for i := range generations {
-		tokens[i] = s.token("stack-user-" + strconv.Itoa(i))
-		sessions[i] = s.newSession(tokens[i], "en")
+	tok := s.token("stack")
+	sessions := make([]string, generations)
+	for i := range sessions {
+		sessions[i] = s.newSession(tok, "en")
 	}
 	time.Sleep(500 * time.Millisecond) // the sessions' connections settle
 	before := stackInUse(t, debug)
-	for i := range generations {
-		a := s.post(tokens[i], sessions[i], "A plain reply, slowly [[scenario:default]] [[pace_ms:60000]]")
+	for _, id := range sessions {
+		a := s.post(tok, id, "A plain reply, slowly [[scenario:default]] [[pace_ms:60000]]")
 		waitForFirstDelta(t, s, a)
 	}
 	time.Sleep(time.Second) // the followers' connections close
@@ -98,16 +98,4 @@ func stackInUse(t *testing.T, debugAddr string) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
-}
-
-// freeAddr is a loopback address with a port nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }

@@ -5,8 +5,8 @@
 // limit, and decides whether a reply is asked for again: [Handler.Attempts] runs the first
 // attempt and at most one correction retry, by the turn's reply policy, and keeps what
 // every attempt did for the turn's records: its MCP calls, numbered by attempt, and the
-// requests it sends upstream, reported to the sink as they go out. [Failure] maps an attempt's failure to the client's error
-// code and message, in one place.
+// requests it sends upstream, reported to the sink as they go out. [Failure] maps an
+// attempt's failure to the client's error code and message, in one place.
 package stream
 
 import (
