@@ -270,6 +270,53 @@ func TestSQLiteCheckpointsInTheBackground(t *testing.T) {
 	}
 }
 
+// A commit never starts SQLite's log over: once a checkpoint has copied the whole log,
+// the checkpointer starts it over itself (see checkpoint.go), because SQLite syncs a
+// restarted log's header to disk inside the write that restarts it. A restart shows as a
+// new salt in the log's header.
+func TestSQLiteCommitsDoNotRestartTheLog(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, "", dir)
+	ctx := t.Context()
+	if err := s.Exec(ctx, `CREATE TABLE probe (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	wal := filepath.Join(dir, "phaseflow.db-wal")
+	for i := range 3 {
+		before := walSalt(t, wal)
+		if err := s.Exec(ctx, `INSERT INTO probe VALUES (?)`, i); err != nil {
+			t.Fatal(err)
+		}
+		if walSalt(t, wal) != before {
+			t.Fatalf("commit %d restarted the log", i)
+		}
+		// The checkpointer copies the commit within a tenth of a second, and restarts.
+		deadline := time.Now().Add(5 * time.Second)
+		for walSalt(t, wal) == before {
+			if time.Now().After(deadline) {
+				t.Fatalf("the log was not restarted 5 s after commit %d", i)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// walSalt reads the salts of SQLite's log header (bytes 16 to 24), which change each time
+// the log starts over.
+func walSalt(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	salt := make([]byte, 8)
+	if _, err := f.ReadAt(salt, 16); err != nil {
+		t.Fatalf("read the log's header: %v", err)
+	}
+	return string(salt)
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)
