@@ -341,6 +341,13 @@ func (s *turnSink) ToolCall(ctx context.Context, serverLabel, name, state string
 	return s.t.em.ToolCall(ctx, serverLabel, name, state)
 }
 
+// Deliver implements [stream.Sink].
+func (s *turnSink) Deliver(ctx context.Context) {
+	if s.t.committed() {
+		s.t.em.Deliver(ctx)
+	}
+}
+
 // Sent implements [stream.Sink].
 func (s *turnSink) Sent(sent stream.Sent) { s.t.traces.add(sent) }
 

@@ -104,6 +104,11 @@ func (e *Emitter) Delta(ctx context.Context, text string) error {
 	return err
 }
 
+// Deliver commits what was emitted and lets it reach clients before the caller goes on,
+// for a delta a client is waiting on that the caller would otherwise hold back with work
+// of its own (the last delta of a paced reply, before the reply is judged).
+func (e *Emitter) Deliver(ctx context.Context) { e.w.Nudge(ctx) }
+
 // ToolCall announces an MCP call starting or ending.
 func (e *Emitter) ToolCall(ctx context.Context, serverLabel, name, state string) error {
 	return e.Status(ctx, StatusData{State: StateToolCall, Tool: &ToolState{ServerLabel: serverLabel, Name: name, State: state}})
