@@ -38,5 +38,7 @@
 // in this process (a window of the shared slice, never a copy, so a slow client costs only
 // its own lag and never holds up the producer or anyone else), from the database otherwise
 // (another replica's message, one that ended, or one this process lost), and then waits for
-// the live tail.
+// the live tail: on a channel ([Cursor.Next]), or without a goroutine of its own
+// ([Cursor.NextFunc]: the committer, a notification or the poll timer calls a wake, once
+// per change), which is how a waiting client stream costs no goroutine.
 package eventlog

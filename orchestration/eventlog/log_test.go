@@ -803,3 +803,133 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 		}
 	})
 }
+
+// followWaking is follow for a follower that waits without a goroutine of its own
+// (Cursor.NextFunc), which reads again before it waits (a heartbeat) as a detached stream
+// does.
+func followWaking(l *Log, id string, after, last int64) ([]int64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cur := l.Follow(id, after, last)
+	woken := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}
+	var seqs []int64
+	for ctx.Err() == nil && !cur.Ended() {
+		for range 2 {
+			evs, _ := cur.NextFunc(ctx, wake)
+			for _, ev := range evs {
+				seqs = append(seqs, ev.Seq)
+			}
+		}
+		if cur.Ended() {
+			break
+		}
+		select {
+		case <-woken:
+		case <-ctx.Done():
+		}
+	}
+	return seqs, cur.Ended()
+}
+
+// A follower that waits without a goroutine sees what one on a channel sees: a message
+// produced here, read from memory; another replica's, read from the database and woken by
+// a notification or else by the poll; and a message that has ended.
+func TestFollowingWithoutAGoroutine(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		l := New(st, owner, quiet(), Options{})
+		defer closeLog(t, l)
+		polling := New(st, "replica-2", quiet(), Options{PollInterval: 20 * time.Millisecond})
+		defer closeLog(t, polling)
+		notified := New(st, "replica-3", quiet(), Options{PollInterval: time.Hour})
+		defer closeLog(t, notified)
+		cases := []struct {
+			name     string
+			follower *Log
+			notify   bool
+		}{
+			{"produced here", l, false},
+			{"another replica's, polled", polling, false},
+			{"another replica's, notified", notified, true},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				id := newMessage(t, st, ownLease())
+				w := mustOpen(t, l, id, Opening{})
+				results := make(chan []int64, 1)
+				go func() {
+					seqs, _ := followWaking(tc.follower, id, 0, 0)
+					results <- seqs
+				}()
+				ctx := context.Background()
+				for i := 1; i <= 20; i++ {
+					if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+						t.Fatal(err)
+					}
+					if i%5 == 0 { // a few commits, each announced
+						if err := w.Wait(ctx); err != nil {
+							t.Fatal(err)
+						}
+						if tc.notify {
+							tc.follower.Notify(id)
+						}
+					}
+				}
+				done := &store.Message{Status: store.StatusCompleted, Content: "done"}
+				if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 20}, done); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if tc.notify {
+					tc.follower.Notify(id)
+				}
+				wantSeqs(t, <-results, 1, 21)
+				seqs, ended := followWaking(tc.follower, id, 10, 21) // after the end
+				if !ended {
+					t.Fatal("a follower of an ended message did not reach its end")
+				}
+				wantSeqs(t, seqs, 11, 21)
+			})
+		}
+	})
+}
+
+// A wake is armed once per change: a follower that reads again before anything changed (a
+// heartbeat) is woken once, not once per read.
+func TestAWakeIsArmedOncePerChange(t *testing.T) {
+	st := storetest.SQLite(t)
+	l := New(st, owner, quiet(), Options{})
+	defer closeLog(t, l)
+	other := New(st, "replica-2", quiet(), Options{PollInterval: time.Hour})
+	defer closeLog(t, other)
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	ctx := context.Background()
+	for _, follower := range []*Log{l, other} {
+		var wakes atomic.Int64
+		cur := follower.Follow(id, 0, 0)
+		for range 3 {
+			if _, err := cur.NextFunc(ctx, func() { wakes.Add(1) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		other.Notify(id)
+		time.Sleep(50 * time.Millisecond) // the wakes are called after the commit is published
+		if n := wakes.Load(); n != 1 {
+			t.Fatalf("follower on %s woken %d times by one change, want once", follower.Owner(), n)
+		}
+	}
+}

@@ -22,6 +22,8 @@ type stream struct {
 	queued    bool          // in the log's dirty list: the committer will take what is pending
 	lingering bool          // a linger timer will queue the stream (see Writer.AppendLater)
 	changed   chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
+	gen       uint64        // counts the changes: a cursor arms its wake once per change
+	wakes     []func()      // cursors' wakes (Cursor.NextFunc), called once at the next change
 	terminal  bool          // a terminal event was appended
 	done      bool          // nothing more will be committed here: terminal committed, or lost
 	lost      bool          // another replica owns the message, or its events could not be written
@@ -34,7 +36,7 @@ func newStream(id string, o Opening) *stream {
 	s := &stream{
 		id: id, onLost: o.OnLost, base: o.LastSeq - int64(len(o.Committed)),
 		events: append([]store.Event(nil), o.Committed...), committed: len(o.Committed), taken: len(o.Committed),
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), gen: 1,
 	}
 	if s.onLost == nil {
 		s.onLost = func() {}
@@ -68,6 +70,34 @@ func (s *stream) committedAfter(seq int64) ([]store.Event, <-chan struct{}, bool
 	return s.events[i:s.committed:s.committed], s.changed, s.lost
 }
 
+// committedAfterFunc is committedAfter for a cursor that waits without a goroutine: wake is
+// called once at the next change, unless the cursor's armed generation says it already
+// waits for it; armed is set to the change wake waits for.
+func (s *stream) committedAfterFunc(seq int64, wake func(), armed *uint64) ([]store.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if *armed != s.gen {
+		s.wakes = append(s.wakes, wake)
+		*armed = s.gen
+	}
+	i := max(seq-s.base, 0)
+	if i >= int64(s.committed) {
+		return nil, s.lost
+	}
+	return s.events[i:s.committed:s.committed], s.lost
+}
+
+// change wakes whoever waits for the stream's next change; it is called with s.mu held and
+// returns the cursors' wakes, which the caller calls once it has let go of the lock.
+func (s *stream) change() []func() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.gen++
+	wakes := s.wakes
+	s.wakes = nil
+	return wakes
+}
+
 // take hands up to n pending events to the committer, appending them to batch, and
 // reports how many it took and whether more remain.
 func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
@@ -96,21 +126,21 @@ func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
 // reports whether any are.
 func (s *stream) refuse(n int) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.events = s.events[:s.taken-1] // the terminal event: nothing can follow it
 	s.taken -= n
 	s.traces, s.riding = append(s.riding, s.traces...), nil
 	s.terminal, s.refused, s.queued = false, true, false
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return s.taken < len(s.events)
+	more := s.taken < len(s.events)
+	wakes := s.change()
+	s.mu.Unlock()
+	callAll(wakes)
+	return more
 }
 
 // publish records the outcome of a commit of the stream's next n events: committed (they
 // become visible) or lost (the stream ends here). It reports whether the stream is done.
 func (s *stream) publish(n int, lost bool) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.riding = nil // written, or lost with the message
 	if lost {
 		s.lost, s.done = true, true
@@ -123,7 +153,16 @@ func (s *stream) publish(n int, lost bool) bool {
 			s.done = true
 		}
 	}
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return s.done
+	done := s.done
+	wakes := s.change()
+	s.mu.Unlock()
+	callAll(wakes)
+	return done
+}
+
+// callAll calls each of fns.
+func callAll(fns []func()) {
+	for _, fn := range fns {
+		fn()
+	}
 }

@@ -7,50 +7,83 @@ import (
 
 // waker lets cursors that read a message from the database wait for news of it: a
 // notification from another replica wakes them at once, and a poll timer wakes them anyway
-// so that a lost notification only costs latency. Cursors of one message share one channel,
-// so memory grows with the number of waited-on messages, not with clients.
+// so that a lost notification only costs latency. Cursors of one message share one wait:
+// a channel, and the wakes of cursors that wait without a goroutine (Cursor.NextFunc).
 type waker struct {
 	mu      sync.Mutex
-	waiting map[string]chan struct{}
+	waiting map[string]*wait
 }
 
-func newWaker() *waker { return &waker{waiting: make(map[string]chan struct{})} }
+// wait is the next wake of one message.
+type wait struct {
+	ch    chan struct{}
+	wakes []func()
+}
+
+func newWaker() *waker { return &waker{waiting: make(map[string]*wait)} }
 
 // wait returns the channel closed on the next wake of id or after poll, whichever is first.
 func (w *waker) wait(id string, poll time.Duration) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ch, ok := w.waiting[id]
-	if !ok {
-		ch = make(chan struct{})
-		w.waiting[id] = ch
-		time.AfterFunc(poll, func() { w.fire(id, ch) })
+	return w.next(id, poll).ch
+}
+
+// watch has fn called once at the next wake of id or after poll, unless armed says fn
+// already waits for that wake; armed is set to the wake fn waits for.
+func (w *waker) watch(id string, poll time.Duration, fn func(), armed **wait) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wt := w.next(id, poll); *armed != wt {
+		wt.wakes = append(wt.wakes, fn)
+		*armed = wt
 	}
-	return ch
+}
+
+// next is id's next wake, started if need be; w.mu is held.
+func (w *waker) next(id string, poll time.Duration) *wait {
+	wt, ok := w.waiting[id]
+	if !ok {
+		wt = &wait{ch: make(chan struct{})}
+		w.waiting[id] = wt
+		time.AfterFunc(poll, func() { w.fire(id, wt) })
+	}
+	return wt
 }
 
 // wake wakes the cursors of id, or of every message when id is empty.
 func (w *waker) wake(id string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var woken []*wait
 	if id == "" {
-		for k, ch := range w.waiting {
-			close(ch)
+		for k, wt := range w.waiting {
+			woken = append(woken, wt)
 			delete(w.waiting, k)
 		}
-		return
-	}
-	if ch, ok := w.waiting[id]; ok {
-		close(ch)
+	} else if wt, ok := w.waiting[id]; ok {
+		woken = append(woken, wt)
 		delete(w.waiting, id)
+	}
+	w.mu.Unlock()
+	for _, wt := range woken {
+		wt.done()
 	}
 }
 
-func (w *waker) fire(id string, ch chan struct{}) {
+func (w *waker) fire(id string, wt *wait) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.waiting[id] == ch {
-		close(ch)
+	mine := w.waiting[id] == wt
+	if mine {
 		delete(w.waiting, id)
 	}
+	w.mu.Unlock()
+	if mine {
+		wt.done()
+	}
+}
+
+// done wakes the wait's cursors; it is no longer in the waker's map, so nobody else can.
+func (wt *wait) done() {
+	close(wt.ch)
+	callAll(wt.wakes)
 }
