@@ -11,14 +11,13 @@ import (
 )
 
 // An event stream is detached from its handler once its headers and first frame are out:
-// the handler takes the connection from net/http (Hijack) and returns, and one goroutine of
-// the stream's own writes the rest on the bare connection. A handler holds what net/http
-// gives every request for as long as it runs: its goroutine, whose stack grew through
-// echo's middleware, the auth and the database, a second goroutine reading the connection
-// in the background, and 10 KiB of buffers. A detached stream holds one goroutine that
-// starts shallow, the connection and its cursor: it is the server's cheapest way to keep a
-// client waiting, and streams mostly wait (for the model's next token, a tool call, the
-// next event of a message another device follows).
+// the handler takes the connection from net/http (Hijack) and returns, and the stream
+// writes the rest on the bare connection, on a goroutine it has only while it has
+// something to write (waiting.go). A handler holds what net/http gives every request for
+// as long as it runs: its goroutine, whose stack grew through echo's middleware, the auth
+// and the database, a second goroutine reading the connection in the background, and
+// 10 KiB of buffers. A detached stream holds the connection, its cursor and a timer: it is
+// the server's cheapest way to keep a client waiting, and streams mostly wait.
 //
 // When the stream ends, its writer finishes the HTTP response and gives the connection back
 // to the server through its [Server.Listener], so a keep-alive client's next request goes
@@ -31,9 +30,9 @@ import (
 // shutdown waits no longer than this for a detached stream's last frames.
 const detachedWriteTimeout = 10 * time.Second
 
-// detach hands es to a writer of its own on the bare connection and reports whether it
-// did; it fails only when the connection cannot be taken over (HTTP/2, or a writer that is
-// not net/http's).
+// detach hands es the bare connection and reports whether it did; it fails only when the
+// connection cannot be taken over (HTTP/2, or a writer that is not net/http's). What the
+// log has now is delivered before it returns.
 func (s *Server) detach(c echo.Context, es *eventStream) bool {
 	conn, brw, err := http.NewResponseController(c.Response()).Hijack()
 	if err != nil {
@@ -46,15 +45,14 @@ func (s *Server) detach(c echo.Context, es *eventStream) bool {
 	// bytes the hijack took (pipelining): those would be lost.
 	reusable := sink.chunked && !req.Close && brw.Reader.Buffered() == 0
 	es.w.out = sink
-	s.detached.Go(func() {
-		out := es.pump(s.detachedCtx)
-		es.close()
+	es.end = func(out waitOutcome) {
 		if out == streamGone || !sink.finish() || !reusable || s.listener == nil {
 			_ = conn.Close()
 			return
 		}
 		s.listener.giveBack(conn)
-	})
+	}
+	es.startDetached()
 	return true
 }
 

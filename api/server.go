@@ -43,6 +43,7 @@ type Store interface {
 // events available now and a channel closed when more may be, until the terminal event.
 type Cursor interface {
 	Next(ctx context.Context) ([]store.Event, <-chan struct{}, error)
+	NextFunc(ctx context.Context, wake func()) ([]store.Event, error)
 	Ended() bool
 	Position() int64
 }
@@ -108,11 +109,13 @@ type Server struct {
 	logger  *slog.Logger
 	echo    *echo.Echo
 
-	// streamsDone is closed by [Server.EndStreams] so open event streams end at shutdown.
-	streamsDone chan struct{}
-	// detached counts the writers of detached streams (detach.go); detachedCtx is the
-	// context they read the log with, cancelled by EndStreams once they have had their time
-	// to end; listener takes their connections back when they end (nil: they are closed).
+	// streamsCtx is cancelled by [Server.EndStreams] so open event streams end at shutdown.
+	streamsCtx context.Context
+	endStreams context.CancelFunc
+	// detached counts the detached streams (detach.go) until each has ended; detachedCtx is
+	// the context they read the log with, cancelled by EndStreams once they have had their
+	// time to end; listener takes their connections back when they end (nil: they are
+	// closed).
 	detached       sync.WaitGroup
 	detachedCtx    context.Context
 	cancelDetached context.CancelFunc
@@ -134,8 +137,9 @@ func New(d Deps) *Server {
 	}
 	s := &Server{
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
-		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, streamsDone: make(chan struct{}),
+		follow: d.Follow, metrics: d.Metrics, logger: d.Logger,
 	}
+	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
 	s.detachedCtx, s.cancelDetached = context.WithCancel(context.Background())
 	s.echo = s.routes()
 	return s
@@ -148,7 +152,7 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // were interrupted, so clients have seen their terminal events) and waits for the detached
 // ones; the http.Server's Shutdown waits for those still in their handlers.
 func (s *Server) EndStreams() {
-	close(s.streamsDone)
+	s.endStreams()
 	s.endDetached()
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -12,20 +13,29 @@ import (
 
 // eventStream is one client's event stream: the message's log after the client's position,
 // written as SSE frames until the terminal event, the client leaving, or shutdown. Its
-// handler starts it and, on an HTTP/1 connection, hands it to a writer of its own on the
-// bare connection (detach.go).
+// handler starts it and, on an HTTP/1 connection, detaches it from the handler (detach.go),
+// after which it waits without a goroutine (waiting.go); an HTTP/2 stream is pumped by its
+// handler.
 type eventStream struct {
 	srv       *Server
 	cur       Cursor
 	w         *sseWriter
 	messageID string
 	requestID string
-	follower  bool         // a GET …/events stream of an existing message (metrics)
-	beat      *time.Ticker // heartbeats, from the first byte
-	failing   bool         // the last read failed: an outage is logged once, not per retry
+	follower  bool // a GET …/events stream of an existing message (metrics)
+	failing   bool // the last read failed: an outage is logged once, not per retry
+
+	// A detached stream's state (waiting.go).
+	mu      sync.Mutex
+	running bool   // its goroutine runs: others only leave it news
+	pending signal // what happened since that goroutine last looked
+	wakeFn  func() // wake, made once: the log keeps it while the stream waits
+	beat    *time.Timer
+	stopEnd func() bool       // deregisters the stream from the server's end of streams
+	end     func(waitOutcome) // gives the connection back or closes it
 }
 
-// waitOutcome says why a stream stopped pumping.
+// waitOutcome says why a stream stopped.
 type waitOutcome int
 
 const (
@@ -46,7 +56,7 @@ func (s *Server) stream(c echo.Context, msg *store.Message, after int64, followe
 	}
 	es := s.openStream(msg, after, w, follower)
 	if s.detach(c, es) {
-		return nil // its own writer ends the stream
+		return nil // it delivers on its own from now on
 	}
 	es.pump(c.Request().Context()) // HTTP/2: the stream stays in its handler
 	es.close()
@@ -62,13 +72,11 @@ func (s *Server) openStream(msg *store.Message, after int64, w *sseWriter, follo
 	return &eventStream{
 		srv: s, cur: s.follow(msg.ID, after, msg.LastEventID), w: w,
 		messageID: msg.ID, requestID: msg.RequestID, follower: follower,
-		beat: time.NewTicker(s.cfg.HeartbeatInterval),
 	}
 }
 
-// close stops the stream's heartbeats and counts it closed.
+// close counts the stream closed.
 func (es *eventStream) close() {
-	es.beat.Stop()
 	es.srv.metrics.StreamClosed()
 	if es.follower {
 		es.srv.metrics.FollowerClosed()
@@ -76,29 +84,35 @@ func (es *eventStream) close() {
 }
 
 // pump delivers events as the log makes them available, until the stream ends, the client
-// leaves or the server stops.
+// leaves or the server stops: the stream of a handler that keeps it (HTTP/2).
 func (es *eventStream) pump(ctx context.Context) waitOutcome {
+	beat := time.NewTicker(es.srv.cfg.HeartbeatInterval)
+	defer beat.Stop()
 	for {
 		evs, wait, err := es.cur.Next(ctx)
-		if err != nil && !es.failing && ctx.Err() == nil {
-			es.srv.logger.Warn("read event log; retrying", "message_id", es.messageID, "err", err)
-		}
-		es.failing = err != nil
+		es.noteRead(ctx, err)
 		if err := es.deliver(evs); err != nil {
 			return streamGone
 		}
 		if es.cur.Ended() {
 			return streamEnded
 		}
-		out := es.waitMore(ctx, wait)
+		out := es.waitMore(ctx, wait, beat.C)
 		if out == streamShutdown {
-			evs, _, _ := es.cur.Next(ctx) // what was committed before the end, typically the terminal event
-			_ = es.deliver(evs)
+			es.deliverCommitted(ctx)
 		}
 		if out != streamMore {
 			return out
 		}
 	}
+}
+
+// noteRead logs the first of a run of failed reads of the log.
+func (es *eventStream) noteRead(ctx context.Context, err error) {
+	if err != nil && !es.failing && ctx.Err() == nil {
+		es.srv.logger.Warn("read event log; retrying", "message_id", es.messageID, "err", err)
+	}
+	es.failing = err != nil
 }
 
 // deliver writes evs in one flush, the stream's last when they end it.
@@ -109,19 +123,26 @@ func (es *eventStream) deliver(evs []store.Event) error {
 	return es.w.flush(es.cur.Ended())
 }
 
+// deliverCommitted delivers, at shutdown, what was committed before the end (typically the
+// terminal event of a turn the shutdown interrupted).
+func (es *eventStream) deliverCommitted(ctx context.Context) {
+	evs, _, _ := es.cur.Next(ctx)
+	_ = es.deliver(evs)
+}
+
 // waitMore waits for news on the log, sending heartbeats meanwhile.
-func (es *eventStream) waitMore(ctx context.Context, wait <-chan struct{}) waitOutcome {
+func (es *eventStream) waitMore(ctx context.Context, wait <-chan struct{}, beat <-chan time.Time) waitOutcome {
 	for {
 		select {
 		case <-wait:
 			return streamMore
-		case <-es.beat.C:
+		case <-beat:
 			if err := es.heartbeat(); err != nil {
 				return streamGone
 			}
 		case <-ctx.Done():
 			return streamGone
-		case <-es.srv.streamsDone:
+		case <-es.srv.streamsCtx.Done():
 			return streamShutdown
 		}
 	}

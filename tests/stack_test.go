@@ -1,6 +1,9 @@
 package tests
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,6 +49,132 @@ func TestWaitingGenerationsHoldLittleStack(t *testing.T) {
 	if per > 24<<10 {
 		t.Errorf("goroutine stacks per waiting generation = %d KiB, want at most 24 (8 for the generation, 8 and 4 for the upstream connection's read and write loops)", per>>10)
 	}
+}
+
+// A stream that waits holds no goroutine of the server's (api/waiting.go): a generation
+// whose client follows it from its own POST holds the goroutines of one nobody follows, and
+// a device following a message (GET …/events) holds none. A goroutine per waiting stream
+// held its stack, 4 KiB once it had written, and as much again of the collector's heap
+// goal.
+func TestWaitingStreamsHoldNoGoroutine(t *testing.T) {
+	const streams = 30
+	debug := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startServerOn(t, binary, func(string) []string {
+		return []string{"PHASEFLOW_DEBUG_ADDR=" + debug, "PHASEFLOW_MAX_TURNS=200"}
+	})
+	tok := s.token("waiting")
+	const slow = "A plain reply, slowly [[scenario:default]] [[pace_ms:60000]]"
+	sessions := make([]string, 2*streams)
+	for i := range sessions {
+		sessions[i] = s.newSession(tok, "en")
+	}
+	ctx := ctxFor(t, time.Minute)
+	base := goroutines(t, debug)
+
+	var first turnAnswer
+	for i, id := range sessions[:streams] { // generations nobody follows
+		a := s.post(tok, id, slow)
+		waitStreaming(t, s, tok, a.MessageID)
+		if i == 0 {
+			first = a
+		}
+	}
+	unfollowed := goroutines(t, debug) - base
+
+	for _, id := range sessions[streams:] { // generations followed from their POST
+		st := s.postStreamed(ctx, tok, id, slow)
+		defer st.close()
+		readUntil(t, st, "content_delta")
+	}
+	followed := goroutines(t, debug) - base - unfollowed
+
+	for range streams { // devices following the first generation
+		st := s.openEvents(ctx, first.eventsURL(), 0)
+		defer st.close()
+		readUntil(t, st, "content_delta")
+	}
+	devices := goroutines(t, debug) - base - unfollowed - followed
+
+	t.Logf("goroutines for %d generations: %d nobody follows, %d followed from their POST; %d for %d devices", streams, unfollowed, followed, devices, streams)
+	if followed > unfollowed+streams/4 {
+		t.Errorf("%d generations followed from their POST hold %d goroutines, %d nobody follows hold %d: each waiting stream holds one", streams, followed, streams, unfollowed)
+	}
+	if devices > streams/4 {
+		t.Errorf("%d devices following a message hold %d goroutines, want about none", streams, devices)
+	}
+}
+
+// waitStreaming polls a message until its reply streams.
+func waitStreaming(t *testing.T, s *server, token, messageID string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var msg map[string]any
+		s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/messages/"+messageID, token, nil, &msg)
+		if msg["status"] == "streaming" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("message %s was not streaming 20 s after its post", messageID)
+}
+
+// postStreamed posts a message asking for its event stream in the answer.
+func (s *server) postStreamed(ctx context.Context, token, sessionID, text string) *sseStream {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]string{"text": text})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/v1/sessions/"+sessionID+"/messages", bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("streamed post answered %d", resp.StatusCode)
+	}
+	return &sseStream{resp: resp, rd: newReader(resp.Body)}
+}
+
+// readUntil reads st until an event named name.
+func readUntil(t *testing.T, st *sseStream, name string) {
+	t.Helper()
+	for {
+		ev, err := st.next()
+		if err != nil {
+			t.Fatalf("no %s: %v", name, err)
+		}
+		if ev.Name == name {
+			return
+		}
+	}
+}
+
+var goroutinesLine = regexp.MustCompile(`goroutine profile: total (\d+)`)
+
+// goroutines is the server's goroutine count, once the streams just opened have settled.
+func goroutines(t *testing.T, debugAddr string) int {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond)
+	resp, err := http.Get("http://" + debugAddr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := goroutinesLine.FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no goroutine count in the profile:\n%.300s", page)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
 
 // plainBinary builds phaseflow without the race detector, whose instrumentation makes
