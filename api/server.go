@@ -40,7 +40,8 @@ type Store interface {
 }
 
 // Cursor reads one message's event log for one client connection (eventlog.Cursor): the
-// events available now and a channel closed when more may be, until the terminal event.
+// events available now, and a channel closed when more may be (Next) or a wake called then
+// (NextFunc, for a stream that waits without a goroutine), until the terminal event.
 type Cursor interface {
 	Next(ctx context.Context) ([]store.Event, <-chan struct{}, error)
 	NextFunc(ctx context.Context, wake func()) ([]store.Event, error)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,23 +42,11 @@ func TestColdReplicaBurst(t *testing.T) {
 // streamTurn posts a message asking for the stream and reads it to its terminal event,
 // which must be completed.
 func streamTurn(ctx context.Context, base, token, sessionID string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/sessions/"+sessionID+"/messages",
-		strings.NewReader(`{"text":"a cold burst"}`))
+	st, err := postForStream(ctx, base, token, sessionID, "a cold burst")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", sessionID, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("session %s: status %d", sessionID, resp.StatusCode)
-	}
-	st := &sseStream{resp: resp, rd: newReader(resp.Body)}
+	defer st.close()
 	for {
 		ev, err := st.next()
 		if err != nil {

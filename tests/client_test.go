@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -90,6 +91,29 @@ func (s *server) openEvents(ctx context.Context, url string, lastID int64) *sseS
 }
 
 func newReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
+
+// postForStream posts text to a session asking for the message's event stream in the
+// answer (Accept: text/event-stream), as a client that follows its own message does. It
+// returns errors rather than failing the test, for callers on goroutines of their own.
+func postForStream(ctx context.Context, base, token, sessionID, text string) (*sseStream, error) {
+	body, _ := json.Marshal(map[string]string{"text": text})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/sessions/"+sessionID+"/messages", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("session %s: status %d", sessionID, resp.StatusCode)
+	}
+	return &sseStream{resp: resp, rd: newReader(resp.Body)}, nil
+}
 
 // next reads the next frame; io.EOF when the server closed the stream.
 func (st *sseStream) next() (sseEvent, error) {

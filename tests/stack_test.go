@@ -1,9 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -82,7 +79,10 @@ func TestWaitingStreamsHoldNoGoroutine(t *testing.T) {
 	unfollowed := goroutines(t, debug) - base
 
 	for _, id := range sessions[streams:] { // generations followed from their POST
-		st := s.postStreamed(ctx, tok, id, slow)
+		st, err := postForStream(ctx, s.base, tok, id, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer st.close()
 		readUntil(t, st, "content_delta")
 	}
@@ -119,27 +119,6 @@ func waitStreaming(t *testing.T, s *server, token, messageID string) {
 	t.Fatalf("message %s was not streaming 20 s after its post", messageID)
 }
 
-// postStreamed posts a message asking for its event stream in the answer.
-func (s *server) postStreamed(ctx context.Context, token, sessionID, text string) *sseStream {
-	s.t.Helper()
-	body, _ := json.Marshal(map[string]string{"text": text})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/v1/sessions/"+sessionID+"/messages", bytes.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("streamed post answered %d", resp.StatusCode)
-	}
-	return &sseStream{resp: resp, rd: newReader(resp.Body)}
-}
-
 // readUntil reads st until an event named name.
 func readUntil(t *testing.T, st *sseStream, name string) {
 	t.Helper()
@@ -160,21 +139,7 @@ var goroutinesLine = regexp.MustCompile(`goroutine profile: total (\d+)`)
 func goroutines(t *testing.T, debugAddr string) int {
 	t.Helper()
 	time.Sleep(300 * time.Millisecond)
-	resp, err := http.Get("http://" + debugAddr + "/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := goroutinesLine.FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("no goroutine count in the profile:\n%.300s", page)
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
+	return debugFigure(t, "http://"+debugAddr+"/debug/pprof/goroutine?debug=1", goroutinesLine)
 }
 
 // plainBinary builds phaseflow without the race detector, whose instrumentation makes
@@ -193,15 +158,7 @@ func waitForFirstDelta(t *testing.T, s *server, a turnAnswer) {
 	t.Helper()
 	st := s.openEvents(ctxFor(t, 20*time.Second), a.eventsURL(), 0)
 	defer st.close()
-	for {
-		ev, err := st.next()
-		if err != nil {
-			t.Fatalf("message %s: no content_delta: %v", a.MessageID, err)
-		}
-		if ev.Name == "content_delta" {
-			return
-		}
-	}
+	readUntil(t, st, "content_delta")
 }
 
 var stackLine = regexp.MustCompile(`(?m)^# Stack = (\d+) `)
@@ -212,7 +169,14 @@ func stackInUse(t *testing.T, debugAddr string) int {
 	t.Helper()
 	// gc=1 collects first: the stacks of goroutines that ended (each turn's planning one)
 	// are counted until a collection frees their spans.
-	resp, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?debug=1&gc=1")
+	return debugFigure(t, "http://"+debugAddr+"/debug/pprof/heap?debug=1&gc=1", stackLine)
+}
+
+// debugFigure reads the page at url of the server's pprof listener and the number re
+// captures in it.
+func debugFigure(t *testing.T, url string, re *regexp.Regexp) int {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +185,9 @@ func stackInUse(t *testing.T, debugAddr string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := stackLine.FindSubmatch(page)
+	m := re.FindSubmatch(page)
 	if m == nil {
-		t.Fatalf("no stack figure in the heap profile:\n%.500s", page)
+		t.Fatalf("%s: no %s in:\n%.300s", url, re, page)
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n

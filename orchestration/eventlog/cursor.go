@@ -20,7 +20,7 @@ type Cursor struct {
 	live      *stream
 	ended     bool
 	armedLive uint64 // the change of live a wake waits for (NextFunc)
-	armedDB   *wait  // the database wake a wake waits for (NextFunc)
+	armedDB   *wait  // the database wait a wake waits for (NextFunc)
 }
 
 // Follow returns a cursor over messageID that delivers the events with seq > after. last is
@@ -59,8 +59,23 @@ func (c *Cursor) Ended() bool { return c.ended }
 // with a channel that fires after the poll interval, so the caller may simply wait and
 // call again (the database may be restarting).
 func (c *Cursor) Next(ctx context.Context) ([]store.Event, <-chan struct{}, error) {
+	return c.next(ctx, nil)
+}
+
+// NextFunc is Next for a caller that waits without a goroutine of its own: instead of
+// waiting on a channel, it has wake called once when more may be available, from the
+// committer, a timer or a notification (so wake must not block), possibly before NextFunc
+// returns. A wake already waiting is not armed again, so a caller that calls NextFunc
+// again before it was woken (to send a heartbeat, say) is still woken once.
+func (c *Cursor) NextFunc(ctx context.Context, wake func()) ([]store.Event, error) {
+	evs, _, err := c.next(ctx, wake)
+	return evs, err
+}
+
+// next is Next, and arms wake for the change its channel waits for when wake is not nil.
+func (c *Cursor) next(ctx context.Context, wake func()) ([]store.Event, <-chan struct{}, error) {
 	if c.live != nil {
-		evs, changed, lost := c.live.committedAfter(c.pos)
+		evs, changed, lost := c.live.committedAfter(c.pos, wake, &c.armedLive)
 		if len(evs) > 0 || !lost {
 			return c.advance(evs), changed, nil
 		}
@@ -68,47 +83,21 @@ func (c *Cursor) Next(ctx context.Context) ([]store.Event, <-chan struct{}, erro
 	} else {
 		c.attach()
 		if c.live != nil {
-			return c.Next(ctx)
+			return c.next(ctx, wake)
 		}
 	}
-	wait := c.log.waker.wait(c.messageID, c.log.opts.PollInterval)
+	wait := c.log.waker.wait(c.messageID, c.log.opts.PollInterval, wake, &c.armedDB)
 	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.pos, pageSize)
 	if err != nil {
 		return nil, wait, fmt.Errorf("eventlog: read message %s after %d: %w", c.messageID, c.pos, err)
 	}
-	if len(evs) == pageSize {
+	if len(evs) == pageSize { // the next page is there already
 		wait = closedChan()
+		if wake != nil {
+			wake()
+		}
 	}
 	return c.advance(evs), wait, nil
-}
-
-// NextFunc is Next for a caller that waits without a goroutine of its own: instead of
-// returning a channel, it has wake called once when more may be available, from the
-// committer, a timer or a notification (so wake must not block), possibly before NextFunc
-// returns. A wake already waiting is not armed again, so a caller that calls NextFunc
-// again before it was woken (to send a heartbeat, say) is still woken once.
-func (c *Cursor) NextFunc(ctx context.Context, wake func()) ([]store.Event, error) {
-	if c.live != nil {
-		evs, lost := c.live.committedAfterFunc(c.pos, wake, &c.armedLive)
-		if len(evs) > 0 || !lost {
-			return c.advance(evs), nil
-		}
-		c.live = nil // lost to another replica: the rest of its log is in the database
-	} else {
-		c.attach()
-		if c.live != nil {
-			return c.NextFunc(ctx, wake)
-		}
-	}
-	c.log.waker.watch(c.messageID, c.log.opts.PollInterval, wake, &c.armedDB)
-	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.pos, pageSize)
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: read message %s after %d: %w", c.messageID, c.pos, err)
-	}
-	if len(evs) == pageSize {
-		wake() // the next page is there already
-	}
-	return c.advance(evs), nil
 }
 
 // advance moves the cursor over evs and returns those the client has not seen.

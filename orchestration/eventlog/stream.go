@@ -59,32 +59,21 @@ func (s *stream) pendingCount() int {
 
 // committedAfter returns the committed events with seq > seq (a window of the shared slice),
 // the channel closed on the next change, and whether the stream was lost (its remaining
-// events must then be read from the database).
-func (s *stream) committedAfter(seq int64) ([]store.Event, <-chan struct{}, bool) {
+// events must then be read from the database). A wake (Cursor.NextFunc) is also called once
+// at the next change, unless armed says it already waits for it; armed is set to the change
+// it waits for.
+func (s *stream) committedAfter(seq int64, wake func(), armed *uint64) ([]store.Event, <-chan struct{}, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := max(seq-s.base, 0)
-	if i >= int64(s.committed) {
-		return nil, s.changed, s.lost
-	}
-	return s.events[i:s.committed:s.committed], s.changed, s.lost
-}
-
-// committedAfterFunc is committedAfter for a cursor that waits without a goroutine: wake is
-// called once at the next change, unless the cursor's armed generation says it already
-// waits for it; armed is set to the change wake waits for.
-func (s *stream) committedAfterFunc(seq int64, wake func(), armed *uint64) ([]store.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if *armed != s.gen {
+	if wake != nil && *armed != s.gen {
 		s.wakes = append(s.wakes, wake)
 		*armed = s.gen
 	}
 	i := max(seq-s.base, 0)
 	if i >= int64(s.committed) {
-		return nil, s.lost
+		return nil, s.changed, s.lost
 	}
-	return s.events[i:s.committed:s.committed], s.lost
+	return s.events[i:s.committed:s.committed], s.changed, s.lost
 }
 
 // change wakes whoever waits for the stream's next change; it is called with s.mu held and

@@ -23,21 +23,17 @@ type wait struct {
 func newWaker() *waker { return &waker{waiting: make(map[string]*wait)} }
 
 // wait returns the channel closed on the next wake of id or after poll, whichever is first.
-func (w *waker) wait(id string, poll time.Duration) <-chan struct{} {
+// A wake (Cursor.NextFunc) is also called then, unless armed says it already waits for that
+// wake; armed is set to the wait it waits for.
+func (w *waker) wait(id string, poll time.Duration, wake func(), armed **wait) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.next(id, poll).ch
-}
-
-// watch has fn called once at the next wake of id or after poll, unless armed says fn
-// already waits for that wake; armed is set to the wake fn waits for.
-func (w *waker) watch(id string, poll time.Duration, fn func(), armed **wait) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if wt := w.next(id, poll); *armed != wt {
-		wt.wakes = append(wt.wakes, fn)
+	wt := w.next(id, poll)
+	if wake != nil && *armed != wt {
+		wt.wakes = append(wt.wakes, wake)
 		*armed = wt
 	}
+	return wt.ch
 }
 
 // next is id's next wake, started if need be; w.mu is held.
