@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 	"weak"
 )
 
@@ -61,6 +62,61 @@ func TestASentRequestLetsItsBodyGo(t *testing.T) {
 	}
 }
 
+// A provider answers with a dozen headers (rate limits, tracing, cookies) that nothing
+// reads once the stream has begun: the client keeps the request id it reports and lets
+// the rest go, though the response streams for minutes.
+func TestAStreamLetsItsResponseHeadersGo(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("X-Request-Id", "req_42")
+		w.Header().Set("X-Ratelimit-Padding", strings.Repeat("p", 2048))
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n"+
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	var padding weak.Pointer[byte]
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := srv.Client().Transport.RoundTrip(r)
+		if err == nil {
+			padding = weak.Make(unsafe.StringData(resp.Header.Get("X-Ratelimit-Padding")))
+		}
+		return resp, err
+	})
+	c := New(Config{BaseURL: srv.URL, Transport: rt})
+	requestID := ""
+	for ev, err := range c.Stream(t.Context(), Request{Model: "m"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == EventCreated {
+			requestID = ev.UpstreamRequestID
+		}
+		if ev.Kind != EventTextDelta {
+			continue
+		}
+		runtime.GC()
+		if padding.Value() != nil {
+			t.Error("the response's headers are still held while its reply streams")
+		}
+		close(release)
+	}
+	if requestID != "req_42" {
+		t.Fatalf("upstream request id = %q, want the response's X-Request-Id", requestID)
+	}
+}
+
+// roundTripFunc is a RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // Until the response has begun the transport may send the body again (GetBody, on a fresh
 // connection when a kept-alive one was closed under it): each reader reads all of it.
 func TestAReplayBodyReadsWholeUntilReleased(t *testing.T) {
@@ -106,11 +162,11 @@ func TestARequestIsSizedAndReplayable(t *testing.T) {
 	if out.req.GetBody == nil || out.req.ContentLength != int64(len(`{"model":"m"}`)) {
 		t.Fatalf("GetBody %v, ContentLength %d: the transport could not resend it", out.req.GetBody != nil, out.req.ContentLength)
 	}
-	resp, err := openStream(srv.Client().Transport, out)
+	body, _, err := openStream(srv.Client().Transport, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	body.Close()
 	if len(bodies) != 1 || bodies[0] != `{"model":"m"}` {
 		t.Fatalf("the upstream got %q", bodies)
 	}

@@ -179,13 +179,13 @@ func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn
 	if err != nil {
 		return nil, err
 	}
-	resp, err := openStream(c.rt, out)
+	rbody, requestID, err := openStream(c.rt, out)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	turn.requestID = firstNonEmpty(turn.requestID, resp.Header.Get("X-Request-Id"))
-	return readChatRound(resp.Body, turn)
+	defer rbody.Close()
+	turn.requestID = firstNonEmpty(turn.requestID, requestID)
+	return readChatRound(rbody, turn)
 }
 
 // newRequest builds the HTTP request of one round.

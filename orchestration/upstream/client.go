@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"mime"
 	"net/http"
@@ -170,31 +171,36 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 	if err != nil {
 		return err
 	}
-	resp, err := openStream(c.rt, out)
+	body, requestID, err := openStream(c.rt, out)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	return readEvents(resp.Body, resp.Header.Get("X-Request-Id"), &c.parsers, yield)
+	defer body.Close()
+	return readEvents(body, requestID, &c.parsers, yield)
 }
 
-// openStream sends out and returns the response once it is a 2xx event stream; any other
-// answer becomes its *Error (the body closed). The request's body is let go of once sent.
-func openStream(rt http.RoundTripper, out *outgoing) (*http.Response, error) {
+// openStream sends out and returns the response's body and the upstream's request id once
+// it is a 2xx event stream; any other answer becomes its *Error (the body closed). The
+// request's body is let go of once sent, and the response's headers once read: the body
+// streams for the whole turn, and a provider answers with a dozen headers or more (rate
+// limits, tracing, cookies: 1-2 KiB) that nothing reads after this.
+func openStream(rt http.RoundTripper, out *outgoing) (io.ReadCloser, string, error) {
 	resp, err := rt.RoundTrip(out.req)
 	out.body.release()
 	if err != nil {
-		return nil, transportError(err)
+		return nil, "", transportError(err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, httpError(resp)
+		return nil, "", httpError(resp)
 	}
 	if err := checkEventStream(resp); err != nil {
 		resp.Body.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return resp, nil
+	requestID := resp.Header.Get("X-Request-Id")
+	resp.Header = nil
+	return resp.Body, requestID, nil
 }
 
 // newRequest builds the HTTP request for req.
