@@ -11,10 +11,11 @@ import (
 
 // traceBook keeps the requests a turn sent upstream until they are recorded, redacted as
 // the store records them. Each body holds the whole prompt (a few KiB, more with a long
-// history), so the turn does not keep them for the minutes a reply may stream: once the
-// reply streams (its first delta is committed: see turnSink.Delta) they go to the event log,
-// which writes them with its next commit. What was sent after the last delta, or by a turn
-// that streamed none, is recorded by the terminal event (store.TurnRecords).
+// history), so the turn does not keep them for the minutes a reply may stream: they go to
+// the event log with the reply's first delta, and ride with its commit (turnSink.Delta).
+// A later request (a failover, a correction) goes with the first delta after its redaction
+// is over. What was sent after the last delta, or by a turn that streamed none, is
+// recorded by the terminal event (store.TurnRecords).
 type traceBook struct {
 	mu      sync.Mutex
 	pending []*pendingTrace // in the order reported
@@ -43,10 +44,17 @@ func (b *traceBook) add(s stream.Sent) {
 	}()
 }
 
-// take returns the requests kept whose redaction is over, and forgets them. It never
-// waits: it runs after each delta, and a request still being redacted is taken by a later
-// call (or by the terminal event, unrecorded).
-func (b *traceBook) take() []store.Trace {
+// take returns the requests kept whose redaction is over, and forgets them; with wait, it
+// first waits for the redactions under way. Only the reply's first delta waits: redacting
+// began when the request went out, so it is over by the time the upstream answers unless
+// the upstream answers faster than a few KiB of JSON parse, and the trace then rides with
+// the first commit rather than be kept until the next delta, which a slow model sends
+// seconds later. Other deltas never wait; a request still being redacted is taken by a
+// later call (or by the terminal event, unrecorded).
+func (b *traceBook) take(wait bool) []store.Trace {
+	if wait {
+		b.wait()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []store.Trace
@@ -82,10 +90,11 @@ func (b *traceBook) unrecorded() []store.Trace {
 // wait returns once every request reported so far is redacted.
 func (b *traceBook) wait() { _ = b.unrecorded() }
 
-// recordTraces hands the requests sent so far to the event log. Those the log does not
-// take (the message is lost) are of no further use either.
-func (t *turn) recordTraces() {
-	if rows := t.traces.take(); len(rows) > 0 {
+// recordTraces hands the requests sent so far to the event log (with wait, once their
+// redactions are over: traceBook.take). Those the log does not take (the message is lost)
+// are of no further use either.
+func (t *turn) recordTraces(wait bool) {
+	if rows := t.traces.take(wait); len(rows) > 0 {
 		_ = t.em.Record(rows)
 	}
 }

@@ -322,15 +322,13 @@ func (s *turnSink) Delta(ctx context.Context, text string) error {
 	if err := s.t.emitWorking(); err != nil {
 		return err
 	}
-	if !s.seen {
+	first := !s.seen
+	if first {
 		s.seen = true
 		s.first(time.Since(s.t.started))
 	}
-	if err := s.t.em.Delta(ctx, text); err != nil {
-		return err
-	}
-	s.t.recordTraces() // after the delta: an attempt's first is committed by now (Nudge)
-	return nil
+	s.t.recordTraces(first) // they ride with the delta's commit
+	return s.t.em.Delta(ctx, text)
 }
 
 // ToolCall implements [stream.Sink].

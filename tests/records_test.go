@@ -161,34 +161,34 @@ func TestTraceOfAMessage(t *testing.T) {
 	}
 }
 
-// TestTraceIsWrittenWhileTheReplyStreams: a turn does not keep its request (its whole
-// prompt) until it ends: the trace can be read while the reply still streams, and the
-// terminal event does not write it a second time.
-func TestTraceIsWrittenWhileTheReplyStreams(t *testing.T) {
+// TestTraceIsWrittenWithTheFirstDelta: a turn does not keep its request (its whole
+// prompt) while the reply streams: the trace rides with the first delta's commit, so it can
+// be read as soon as that delta has arrived, seconds before a slow model's next one, and
+// the turn's end does not write it a second time.
+func TestTraceIsWrittenWithTheFirstDelta(t *testing.T) {
 	s := startServer(t)
 	tok := s.token("tess")
-	a := s.post(tok, s.newSession(tok, "en"), "Draft a BTC momentum strategy [[pace_ms:40]]")
+	a := s.post(tok, s.newSession(tok, "en"), "A slow plain reply [[scenario:default]] [[pace_ms:3000]]")
+	waitForFirstDelta(t, s, a)
 	path := "/api/v1/messages/" + a.MessageID
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var tr trace
-		if code := apiGet(t, s, tok, path+"/trace", &tr); code == http.StatusOK && len(tr.Attempts) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no trace within 20 s of the message starting")
-		}
-		time.Sleep(20 * time.Millisecond)
+	var tr trace
+	if code := apiGet(t, s, tok, path+"/trace", &tr); code != http.StatusOK || len(tr.Attempts) != 1 {
+		t.Fatalf("trace once the first delta has arrived = %d %+v; want the request, written with that delta", code, tr)
 	}
 	var msg map[string]any
 	apiGet(t, s, tok, path, &msg)
 	if msg["status"] != "streaming" {
-		t.Fatalf("the trace appeared only once the message was %v; want it while streaming", msg["status"])
+		t.Fatalf("message is %v after its first delta; want streaming", msg["status"])
 	}
-	if msg = waitFinished(t, s, tok, a.MessageID); msg["status"] != "completed" {
-		t.Fatalf("message ended %v", msg["status"])
+	// The reply would stream for 90 s: cancel it. Its error event writes what the turn
+	// still holds, which must not be the trace again.
+	if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, path+"/cancel", tok, nil, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d, want 202", resp.StatusCode)
 	}
-	var tr trace
+	if msg = waitFinished(t, s, tok, a.MessageID); msg["status"] == "streaming" {
+		t.Fatalf("message still %v", msg["status"])
+	}
+	tr = trace{}
 	apiGet(t, s, tok, path+"/trace", &tr)
 	if len(tr.Attempts) != 1 || len(tr.Attempts[0].Requests) != 1 || tr.Attempts[0].Requests[0].Seq != 1 {
 		t.Fatalf("trace after the end = %+v; want the one request, once", tr)
