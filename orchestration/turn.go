@@ -123,14 +123,16 @@ func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, 
 }
 
 // start starts the turn's goroutine on its session as read: a context derived from the
-// orchestrator's base (not from any request) and limited by the hard turn timeout.
+// orchestrator's base (not from any request) and cancelled by the hard turn timeout. The
+// timeout is a timer on the turn's own context rather than a context of its own: each
+// level of a generation's context chain is a context, its channel and its parent's map of
+// children, held for as long as the reply streams (README, Performance).
 func (o *Orchestrator) start(b *session.Begun, req Request) *turn {
 	ctx, cancel := context.WithCancelCause(o.base)
 	if o.cfg.TurnTimeout > 0 {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, o.cfg.TurnTimeout, errTurnTimeout)
+		timer := time.AfterFunc(o.cfg.TurnTimeout, func() { cancel(errTurnTimeout) })
 		inner := cancel
-		cancel = func(cause error) { inner(cause); stop() }
+		cancel = func(cause error) { inner(cause); timer.Stop() }
 	}
 	t := &turn{ctx: ctx, cancel: cancel, begun: b, text: req.Text, policy: req.Policy, started: time.Now(), ready: make(chan struct{})}
 	o.wg.Add(1) // HandleMessage's own count is held: never from zero while Shutdown waits

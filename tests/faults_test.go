@@ -81,6 +81,29 @@ func TestCancelStopsTheGenerationAndKeepsThePartialText(t *testing.T) {
 	waitFinished(t, s, tok, b.MessageID)
 }
 
+// A turn that outlives PHASEFLOW_TURN_TIMEOUT ends with upstream_timeout, its partial
+// text kept, however slowly its upstream still streams.
+func TestTheTurnTimeoutEndsASlowTurn(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_TURN_TIMEOUT=1500ms")
+	tok := s.token("tim")
+	a := s.post(tok, s.newSession(tok, "en"), "a slow answer [[scenario:default]] [[pace_ms:400]]")
+	started := time.Now()
+	evs := s.follow(a)
+	took := time.Since(started)
+	logs := logged(evs)
+	last := logs[len(logs)-1]
+	if last.Name != "error" || last.Data["code"] != "upstream_timeout" {
+		t.Fatalf("last event = %s %v, want error upstream_timeout", last.Name, last.Data)
+	}
+	if took > 10*time.Second {
+		t.Fatalf("the turn ended %v after it began, want about its 1.5 s limit", took)
+	}
+	msg := waitFinished(t, s, tok, a.MessageID)
+	if msg["status"] != "failed" || msg["content"] == "" || msg["content"] != reply(evs) {
+		t.Fatalf("persisted %v %q, want failed with the partial text %q", msg["status"], msg["content"], reply(evs))
+	}
+}
+
 func TestHeartbeatsFlowWhileWaitingForTheFirstToken(t *testing.T) {
 	s := startServer(t)
 	tok := s.token("gina")
