@@ -20,7 +20,7 @@ type TurnRecords struct {
 	// and outcome (the message's final status) are filled in from the message.
 	Calls []MCPCall
 	// Traces are the requests sent upstream, redacted, per attempt, that an earlier event
-	// did not carry (Event.Traces: a turn records its requests once its reply streams).
+	// did not carry (Event.Traces: a turn records its requests with its reply's first delta).
 	Traces []Trace
 }
 

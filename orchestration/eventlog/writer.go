@@ -117,7 +117,7 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 
 // Record hands over traces of the message's upstream requests: they are written with the
 // next commit that takes any of its events (one appended already, or the next one), under
-// the same fence. A turn records its requests once its reply streams instead of keeping
+// the same fence. A turn records its requests with its reply's first delta instead of keeping
 // them, with the prompt in their bodies, until its terminal event. It never waits; after a
 // terminal event it is [ErrEnded] (the finish records what is left), and [ErrLost] once the
 // message is lost.

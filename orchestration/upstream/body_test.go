@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 	"weak"
@@ -17,23 +18,12 @@ import (
 // upstream has answered, nothing of the client's or net/http's may keep the body (the turn
 // keeps its trace until it records it). The trace here keeps only a weak pointer.
 func TestASentRequestLetsItsBodyGo(t *testing.T) {
-	release := make(chan struct{})
 	got := make(chan string, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, release := pausedUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got <- string(body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n"+
-			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	c := New(Config{BaseURL: srv.URL})
+	})
+	c := New(Config{BaseURL: url})
 	t.Cleanup(c.CloseIdleConnections)
 
 	var body weak.Pointer[byte]
@@ -52,7 +42,7 @@ func TestASentRequestLetsItsBodyGo(t *testing.T) {
 		if body.Value() != nil {
 			t.Error("the request's body is still held while its reply streams")
 		}
-		close(release)
+		release()
 	}
 	if deltas != 1 {
 		t.Fatalf("%d deltas, want 1", deltas)
@@ -66,30 +56,21 @@ func TestASentRequestLetsItsBodyGo(t *testing.T) {
 // reads once the stream has begun: the client keeps the request id it reports and lets
 // the rest go, though the response streams for minutes.
 func TestAStreamLetsItsResponseHeadersGo(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+	url, release := pausedUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("X-Request-Id", "req_42")
 		w.Header().Set("X-Ratelimit-Padding", strings.Repeat("p", 2048))
-		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n"+
-			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
-	}))
-	t.Cleanup(srv.Close)
+	})
+	inner := NewTransport()
+	t.Cleanup(inner.CloseIdleConnections)
 	var padding weak.Pointer[byte]
 	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		resp, err := srv.Client().Transport.RoundTrip(r)
+		resp, err := inner.RoundTrip(r)
 		if err == nil {
 			padding = weak.Make(unsafe.StringData(resp.Header.Get("X-Ratelimit-Padding")))
 		}
 		return resp, err
 	})
-	c := New(Config{BaseURL: srv.URL, Transport: rt})
+	c := New(Config{BaseURL: url, Transport: rt})
 	requestID := ""
 	for ev, err := range c.Stream(t.Context(), Request{Model: "m"}) {
 		if err != nil {
@@ -105,11 +86,33 @@ func TestAStreamLetsItsResponseHeadersGo(t *testing.T) {
 		if padding.Value() != nil {
 			t.Error("the response's headers are still held while its reply streams")
 		}
-		close(release)
+		release()
 	}
 	if requestID != "req_42" {
 		t.Fatalf("upstream request id = %q, want the response's X-Request-Id", requestID)
 	}
+}
+
+// pausedUpstream is an upstream whose reply streams its creation and one delta, then waits
+// for release (or the request's end) before it completes: a stream held open while a test
+// looks at what the client keeps. onRequest sees each request first and may set the
+// response's headers.
+func pausedUpstream(t *testing.T, onRequest func(http.ResponseWriter, *http.Request)) (url string, release func()) {
+	released := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		onRequest(w, r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n"+
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-released:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"m\"}}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, sync.OnceFunc(func() { close(released) })
 }
 
 // roundTripFunc is a RoundTripper made of a function.
