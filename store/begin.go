@@ -56,8 +56,8 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 		}
 	}
 	var row lockedSession
-	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID, user.UserID)
-	sess, err := conflicts(&row, err)
+	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
+	sess, err := conflicts(&row, user.UserID, err)
 	if err != nil {
 		return err
 	}
@@ -78,8 +78,8 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	var row lockedSession
-	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID, user.UserID)
-	sess, err := conflicts(&row, err)
+	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
+	sess, err := conflicts(&row, user.UserID, err)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,12 @@ func (s *Store) lockQuery(lock bool) string {
 	return s.locks[0]
 }
 
-// buildLockQuery builds lockQuery's text, once per store.
+// buildLockQuery builds lockQuery's text, once per store. It finds the session by its id
+// alone, and conflicts checks that it is the user's: with the user in the condition, a
+// plan made before the table has statistics (a fresh database, or autovacuum off) could
+// take the index of the user's sessions, (user_id, created_at, id), which also matches
+// both columns, and read every session of the user at every turn for as long as its
+// connection lived.
 func (s *Store) buildLockQuery(lock bool) string {
 	q := `SELECT ` + prefixed("s.", sessionColumns) + `,
 		COALESCE((SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
@@ -142,7 +147,7 @@ func (s *Store) buildLockQuery(lock bool) string {
 		EXISTS (SELECT 1 FROM messages WHERE session_id = s.id) AS has_history,
 		EXISTS (SELECT 1 FROM strategies WHERE session_id = s.id AND user_id = s.user_id) AS has_strategy,
 		EXISTS (SELECT 1 FROM prompts WHERE locale = s.locale AND active = ?) AS has_prompts
-		FROM sessions s WHERE s.id = ? AND s.user_id = ?`
+		FROM sessions s WHERE s.id = ?`
 	if lock && s.isPostgres() {
 		q += ` FOR UPDATE OF s`
 	}
@@ -150,10 +155,10 @@ func (s *Store) buildLockQuery(lock bool) string {
 }
 
 // conflicts turns the begin's read (row, err) into the session, or the typed error of a
-// conflict.
-func conflicts(row *lockedSession, err error) (*lockedSession, error) {
+// conflict. Another user's session is not found, whatever its conflicts.
+func conflicts(row *lockedSession, userID string, err error) (*lockedSession, error) {
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, sql.ErrNoRows), err == nil && row.UserID != userID:
 		return nil, ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("store: create turn: %w", err)

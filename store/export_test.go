@@ -54,6 +54,17 @@ func commitStatement(settling bool) (string, int) {
 // ExplainCommitPlan returns the plan PostgreSQL keeps for an event-log commit statement
 // once it plans it generically (as it does for a prepared statement from its sixth run).
 func (s *Store) ExplainCommitPlan(ctx context.Context, settling bool) (string, error) {
+	query, params := commitStatement(settling)
+	return s.explainGeneric(ctx, query, params)
+}
+
+// ExplainBeginPlan returns the generic plan of a turn's begin read (lockQuery, unlocked).
+func (s *Store) ExplainBeginPlan(ctx context.Context) (string, error) {
+	return s.explainGeneric(ctx, s.lockQuery(false), 3)
+}
+
+// explainGeneric returns the generic plan of query, which takes params parameters.
+func (s *Store) explainGeneric(ctx context.Context, query string, params int) (string, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -63,7 +74,6 @@ func (s *Store) ExplainCommitPlan(ctx context.Context, settling bool) (string, e
 		return "", err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET plan_cache_mode`) // the connection goes back to the pool
-	query, params := commitStatement(settling)
 	if _, err := conn.ExecContext(ctx, `PREPARE commit_plan AS `+query); err != nil {
 		return "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -319,16 +320,24 @@ func TestCreateTurn(t *testing.T) {
 		})
 
 		ownerCases := []struct {
-			name   string
-			sessID func(*store.Session) string
-			user   string
+			name    string
+			sessID  func(*store.Session) string
+			user    string
+			running bool // alice has a generation running there: bob must not learn it
 		}{
-			{"other user's session", func(x *store.Session) string { return x.ID }, "bob"},
-			{"missing session", func(*store.Session) string { return "no-such-session" }, "alice"},
+			{"other user's session", func(x *store.Session) string { return x.ID }, "bob", false},
+			{"other user's session with a generation running", func(x *store.Session) string { return x.ID }, "bob", true},
+			{"missing session", func(*store.Session) string { return "no-such-session" }, "alice", false},
 		}
 		for _, tc := range ownerCases {
 			t.Run(tc.name, func(t *testing.T) {
 				sess := newSession(t, s, "alice")
+				if tc.running {
+					mine := &store.Message{SessionID: sess.ID, UserID: "alice", Content: "x"}
+					if err := s.CreateTurn(ctx, mine, &store.Message{}, testStart); err != nil {
+						t.Fatal(err)
+					}
+				}
 				u := &store.Message{SessionID: tc.sessID(sess), UserID: tc.user, Content: "x"}
 				if err := s.CreateTurn(ctx, u, &store.Message{}, testStart); !errors.Is(err, store.ErrNotFound) {
 					t.Fatalf("CreateTurn err = %v, want ErrNotFound", err)
@@ -710,6 +719,30 @@ func TestColdBurstOfTurns(t *testing.T) {
 			t.Fatalf("a cold burst of %d turns: %v", turns, err)
 		}
 	})
+}
+
+// TestBeginPlanFindsTheSessionByItsKey checks the plan PostgreSQL keeps for a turn's begin
+// read when it plans it generically on tables without statistics, as on a fresh database
+// or with autovacuum off, where two indexes that both match a condition look alike: the
+// session must be found by its primary key and its strategy by the index on session and
+// user. A plan that took the user's index read every session, or every strategy, of the
+// user at each turn, for as long as its connection lived.
+func TestBeginPlanFindsTheSessionByItsKey(t *testing.T) {
+	s := storetest.Postgres(t)
+	plan, err := s.ExplainBeginPlan(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"using sessions_pkey on sessions", "using strategies_session_user_idx on strategies"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the begin's generic plan does not read %q:\n%s", want, plan)
+		}
+	}
+	for _, avoid := range []string{"sessions_user_created_idx", "strategies_user_idx", "Seq Scan on sessions", "Seq Scan on strategies"} {
+		if strings.Contains(plan, avoid) {
+			t.Errorf("the begin's generic plan reads %s:\n%s", avoid, plan)
+		}
+	}
 }
 
 // TestTurnSeesWhatThePlanWouldRead: the lock of a turn tells its plan whether the session
