@@ -74,12 +74,12 @@ func (s *Store) explainGeneric(ctx context.Context, query string, params int) (s
 		return "", err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET plan_cache_mode`) // the connection goes back to the pool
-	if _, err := conn.ExecContext(ctx, `PREPARE commit_plan AS `+query); err != nil {
+	if _, err := conn.ExecContext(ctx, `PREPARE generic_plan AS `+query); err != nil {
 		return "", err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `DEALLOCATE commit_plan`)
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DEALLOCATE generic_plan`)
 	nulls := strings.TrimSuffix(strings.Repeat("NULL, ", params), ", ")
-	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE commit_plan(`+nulls+`)`)
+	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE generic_plan(`+nulls+`)`)
 	if err != nil {
 		return "", err
 	}
