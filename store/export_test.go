@@ -63,6 +63,12 @@ func (s *Store) ExplainBeginPlan(ctx context.Context) (string, error) {
 	return s.explainGeneric(ctx, s.lockQuery(false), 3)
 }
 
+// ExplainOwnedPlan returns the generic plan of the owner check of table ("sessions" or
+// "messages").
+func (s *Store) ExplainOwnedPlan(ctx context.Context, table string) (string, error) {
+	return s.explainGeneric(ctx, s.db.Rebind(ownedQuery(table)), 1)
+}
+
 // explainGeneric returns the generic plan of query, which takes params parameters.
 func (s *Store) explainGeneric(ctx context.Context, query string, params int) (string, error) {
 	conn, err := s.db.Conn(ctx)

@@ -721,27 +721,46 @@ func TestColdBurstOfTurns(t *testing.T) {
 	})
 }
 
-// TestBeginPlanFindsTheSessionByItsKey checks the plan PostgreSQL keeps for a turn's begin
-// read when it plans it generically on tables without statistics, as on a fresh database
-// or with autovacuum off, where two indexes that both match a condition look alike: the
-// session must be found by its primary key and its strategy by the index on session and
-// user. A plan that took the user's index read every session, or every strategy, of the
-// user at each turn, for as long as its connection lived.
-func TestBeginPlanFindsTheSessionByItsKey(t *testing.T) {
+// TestKeyedReadsUseTheKey checks the plans PostgreSQL keeps for the reads that find a row
+// by its key and check its user, a turn's begin and the owner check of the list methods,
+// when it plans them generically on tables without statistics, as on a fresh database or
+// with autovacuum off, where two indexes that both match a condition look alike: the
+// session must be found by its primary key, and the begin's strategy by the index on
+// session and user. A plan that took a user's index read every session, or every
+// strategy, of the user at each call, for as long as its connection lived.
+func TestKeyedReadsUseTheKey(t *testing.T) {
 	s := storetest.Postgres(t)
-	plan, err := s.ExplainBeginPlan(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name    string
+		explain func(context.Context) (string, error)
+		want    []string
+		avoid   []string // the begin's check for a repeated request reads the user's index, rightly
+	}{
+		{"begin", s.ExplainBeginPlan,
+			[]string{"using sessions_pkey on sessions", "using strategies_session_user_idx on strategies"},
+			[]string{"sessions_user_created_idx", "strategies_user_idx", "Seq Scan"}},
+		{"owner of a session", func(ctx context.Context) (string, error) { return s.ExplainOwnedPlan(ctx, "sessions") },
+			[]string{"using sessions_pkey on sessions"}, []string{"sessions_user_created_idx", "Seq Scan"}},
+		{"owner of a message", func(ctx context.Context) (string, error) { return s.ExplainOwnedPlan(ctx, "messages") },
+			[]string{"using messages_pkey on messages"}, []string{"messages_client_request_id_idx", "Seq Scan"}},
 	}
-	for _, want := range []string{"using sessions_pkey on sessions", "using strategies_session_user_idx on strategies"} {
-		if !strings.Contains(plan, want) {
-			t.Errorf("the begin's generic plan does not read %q:\n%s", want, plan)
-		}
-	}
-	for _, avoid := range []string{"sessions_user_created_idx", "strategies_user_idx", "Seq Scan on sessions", "Seq Scan on strategies"} {
-		if strings.Contains(plan, avoid) {
-			t.Errorf("the begin's generic plan reads %s:\n%s", avoid, plan)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := tc.explain(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(plan, want) {
+					t.Errorf("the generic plan does not read %q:\n%s", want, plan)
+				}
+			}
+			for _, avoid := range tc.avoid {
+				if strings.Contains(plan, avoid) {
+					t.Errorf("the generic plan reads %s:\n%s", avoid, plan)
+				}
+			}
+		})
 	}
 }
 
