@@ -18,11 +18,9 @@ const (
 // first so that an empty list means "yours, but empty" and never "not yours". table must
 // be one of the constants above: it is spliced into the SQL text.
 //
-// The row is found by its key alone and its user compared here: with the user in the
-// condition, the generic plan of the prepared statement, made on tables without
-// statistics (a fresh database, or autovacuum off), took the index of the user's sessions,
-// (user_id, created_at, id), which matches both columns, and read every session of the
-// user at each call for as long as its connection lived (TestKeyedReadsUseTheKey).
+// The row is found by its key alone and its user compared here, for the reason
+// buildLockQuery gives: with the user in the condition, a plan made without statistics
+// read every session of the user (TestKeyedReadsUseTheKey).
 func (s *Store) owned(ctx context.Context, table, id, userID string) error {
 	var owner string
 	err := s.getFixed(ctx, &owner, ownedQuery(table), id)
