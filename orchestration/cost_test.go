@@ -26,7 +26,7 @@ import (
 const (
 	maxBeginRoundTrips  = 2 // POST …/messages until the answer: the session read (with its conflicts and what the plan would find), then the turn's rows, queued and the session's counters if the session is still as read
 	maxEventLogCommits  = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
-	eventCommitStatment = "WITH v AS ( SELECT * FROM unnest("
+	eventCommitStatment = "WITH v AS ( SELECT v.*, r.first FROM unnest("
 	// POST /sessions: the session's INSERT, prepared (as a statement with arguments that
 	// lib/pq parses in a round trip of its own before it binds and runs it, it was two).
 	maxSessionRoundTrips = 1

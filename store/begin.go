@@ -248,9 +248,11 @@ const writeTurnPG = `WITH s AS (
 		CASE WHEN $45::float8 > 0 THEN now() + make_interval(secs => $45::float8) END
 	WHERE EXISTS (SELECT 1 FROM s)
 ), e AS (
-	INSERT INTO message_events (message_id, seq, name, data, created_at)
-	SELECT * FROM unnest(string_to_array($46::text, E'\x1e'), $47::bigint[], string_to_array($48::text, E'\x1e'),
-		string_to_array($49::text, E'\x1e', ''), string_to_array($50::text, E'\x1e')::timestamptz[])
+	INSERT INTO message_event_runs (message_id, seq, names, data, times)
+	SELECT r.message_id, r.seq, r.names, COALESCE(r.data, ''), r.times -- see commitRows
+	FROM unnest(string_to_array($46::text, E'\x1e'), $47::bigint[], string_to_array($48::text, E'\x1e'),
+		string_to_array($49::text, E'\x1e'), string_to_array($50::text, E'\x1e'))
+		AS r(message_id, seq, names, data, times)
 	WHERE EXISTS (SELECT 1 FROM s)
 )
 SELECT count(*) FROM s`
@@ -266,7 +268,7 @@ func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *
 			dbTimePtr(m.CompletedAt), m.Owner)
 	}
 	args = append(args, max(lease.TTL.Seconds(), 0))
-	evArgs, err := eventArrays(events)
+	evArgs, err := runArrays(events)
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,10 @@ type Unwritten struct {
 // session is settled exactly when the message has completed, in one commit instead of two.
 // A settlement whose strategy the store refuses leaves its message unwritten (Refused).
 //
-// A repeated (message_id, seq) fails the whole batch: the log has no gaps and no rewrites.
-// CreatedAt is set to now where zero. Events of one message must be in seq order.
+// The log has no gaps and no rewrites: a batch whose events of a message do not follow each
+// other by seq fails whole, and a message whose stored log already reaches the first seq
+// the batch brings for it (its last_event_id) is reported Lost, as a message this replica
+// no longer writes. CreatedAt is set to now where zero.
 func (s *Store) CommitEvents(ctx context.Context, owner string, events []Event) (Unwritten, error) {
 	if len(events) == 0 {
 		return Unwritten{}, nil
@@ -113,6 +115,8 @@ func (s *Store) commitSQLite(ctx context.Context, owner string, events []Event, 
 func checkStatuses(msgs []msgBatch) error {
 	for _, m := range msgs {
 		switch {
+		case m.unordered:
+			return fmt.Errorf("message %s: its events in a batch must follow each other by seq, once each", m.id)
 		case m.finish != nil && !isTerminal(m.status):
 			return fmt.Errorf("message %s: a finish needs a terminal status, not %q", m.id, m.status)
 		case m.settles() && (m.status != StatusCompleted || m.finish.Settlement.Move != nil || m.finish.Settlement.Session == nil):
@@ -128,9 +132,17 @@ func checkStatuses(msgs []msgBatch) error {
 type msgBatch struct {
 	id     string
 	maxSeq int64
-	status string   // "" keeps the status
-	finish *Message // the terminal event's outcome, if the batch holds it
-	traces []Trace  // the traces its events carry (Event.Traces)
+	// unordered is set when the message's events in the batch do not follow each other by
+	// seq: they are stored as one run (eventruns.go), whose key is its first seq, so a seq
+	// repeated inside a batch would not meet the primary key, as it did one row an event.
+	unordered bool
+	// firstSeq is the message's first seq in the batch. The row is written only where its
+	// last_event_id is below it, so no run overlaps one stored before (a retried commit
+	// that had in fact been written, or a seq written twice).
+	firstSeq int64
+	status   string   // "" keeps the status
+	finish   *Message // the terminal event's outcome, if the batch holds it
+	traces   []Trace  // the traces its events carry (Event.Traces)
 }
 
 // settles reports whether the batch finishes the message with a settlement.
@@ -149,9 +161,12 @@ func summarise(events []Event) []msgBatch {
 		if !ok {
 			j = len(out)
 			index[e.MessageID] = j
-			out = append(out, msgBatch{id: e.MessageID})
+			out = append(out, msgBatch{id: e.MessageID, firstSeq: e.Seq})
 		}
 		m := &out[j]
+		if ok && e.Seq != m.maxSeq+1 {
+			m.unordered = true
+		}
 		m.maxSeq = max(m.maxSeq, e.Seq)
 		if e.Status != "" {
 			m.status = e.Status
@@ -198,7 +213,7 @@ func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m
 		args = append(args, f.Content, f.ResponseID, f.ToolCalls, f.GenUI, f.StatePatch,
 			f.Validation, f.Usage, f.Error, f.Metadata)
 	}
-	args = append(args, m.id, owner)
+	args = append(args, m.id, owner, m.firstSeq)
 	q := advanceSet
 	switch {
 	case m.finish != nil:
@@ -235,7 +250,7 @@ func (s *Store) advanceMessage(ctx context.Context, tx *sqlx.Tx, owner string, m
 // (checkStatuses lets an outcome come only with an end, and an end only with a status).
 // SQLite only: PostgreSQL's commit is one statement (commitEventsPG).
 const (
-	advanceWhere   = ` WHERE id = ? AND owner = ? AND status IN ('pending', 'streaming')`
+	advanceWhere   = ` WHERE id = ? AND owner = ? AND status IN ('pending', 'streaming') AND last_event_id < ?`
 	advanceSet     = `UPDATE messages SET last_event_id = MAX(last_event_id, ?)`
 	advanceStatus  = advanceSet + `, status = ?`
 	advanceEnd     = advanceStatus + `, completed_at = COALESCE(completed_at, ?)`
@@ -276,14 +291,15 @@ func stampEvents(events []Event) {
 	}
 }
 
-// insertEvents writes events with multi-row INSERTs, split so no statement exceeds the
-// driver's parameter limit.
+// insertEvents writes events as runs (eventruns.go) with multi-row INSERTs, split so no
+// statement exceeds the driver's parameter limit.
 func (s *Store) insertEvents(ctx context.Context, e sqlx.ExecerContext, events []Event) error {
-	for batch := range slices.Chunk(events, s.maxParams()/eventColumns) {
-		query, args, err := s.insertEventsQuery(batch)
-		if err != nil {
-			return err
-		}
+	rows, err := runRows(events)
+	if err != nil {
+		return err
+	}
+	for batch := range slices.Chunk(rows, s.maxParams()/eventColumns) {
+		query, args := s.insertRunsQuery(batch)
 		if _, err := e.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)
 		}
@@ -291,42 +307,20 @@ func (s *Store) insertEvents(ctx context.Context, e sqlx.ExecerContext, events [
 	return nil
 }
 
-// insertEventsQuery builds one multi-row INSERT for batch.
-func (s *Store) insertEventsQuery(batch []Event) (string, []any, error) {
+// insertRunsQuery builds one multi-row INSERT of runs for batch.
+func (s *Store) insertRunsQuery(batch []runRow) (string, []any) {
 	var b strings.Builder
-	args, err := eventsInsert(&b, nil, batch)
-	return s.db.Rebind(b.String()), args, err
-}
-
-// eventsInsert writes "INSERT INTO message_events … VALUES (…), …" for batch into b with ?
-// placeholders, and returns args with the values appended.
-func eventsInsert(b *strings.Builder, args []any, batch []Event) ([]any, error) {
-	b.Grow(64 + len(batch)*len(", (?, ?, ?, ?, ?)"))
-	b.WriteString(`INSERT INTO message_events (message_id, seq, name, data, created_at) VALUES `)
-	for i, e := range batch {
+	b.Grow(80 + len(batch)*len(", (?, ?, ?, ?, ?)"))
+	b.WriteString(`INSERT INTO message_event_runs (message_id, seq, names, data, times) VALUES `)
+	args := make([]any, 0, len(batch)*eventColumns)
+	for i, r := range batch {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString("(?, ?, ?, ?, ?)")
-		data, err := eventData(e)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, e.MessageID, e.Seq, e.Name, data, e.CreatedAt)
+		args = append(args, r.messageID, r.seq, r.names, r.data, r.times)
 	}
-	return args, nil
-}
-
-// eventData is an event's payload as the SQLite insert binds it: nil for NULL, else a
-// string (SQLite would store []byte as a BLOB), checked by checkEventData.
-func eventData(e Event) (any, error) {
-	if e.Data.IsNull() {
-		return nil, nil
-	}
-	if err := checkEventData(e); err != nil {
-		return nil, err
-	}
-	return string(e.Data), nil
+	return s.db.Rebind(b.String()), args
 }
 
 // checkEventData refuses an event whose payload, not NULL, is not JSON. Both databases'
@@ -343,20 +337,44 @@ func checkEventData(e Event) error {
 // ListEvents returns the events of a message with seq > afterSeq, ascending, at most limit
 // of them (limit <= 0 means all). Replaying from the log is how every subscriber starts.
 // It does not check ownership: the caller has resolved the message with GetMessage.
+//
+// It reads the runs from the one that holds afterSeq+1 (the last to start at or before
+// it) on; limit+1 runs hold limit events after afterSeq at least, as each holds one or more
+// and only the first can hold events at or before it.
 func (s *Store) ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]Event, error) {
-	q := `SELECT message_id, seq, name, data, created_at FROM message_events
-		WHERE message_id = ? AND seq > ? ORDER BY seq`
-	args := []any{messageID, afterSeq}
+	q := `SELECT seq, names, data, times FROM message_event_runs
+		WHERE message_id = ? AND seq >= COALESCE(
+			(SELECT max(seq) FROM message_event_runs WHERE message_id = ? AND seq <= ?), 0)
+		ORDER BY seq`
+	args := []any{messageID, messageID, afterSeq + 1}
 	if limit > 0 {
 		q += ` LIMIT ?`
-		args = append(args, limit)
+		args = append(args, limit+1)
 	}
-	var out []Event
-	if err := s.rdb.SelectContext(ctx, &out, s.rdb.Rebind(q), args...); err != nil {
+	rows, err := s.rdb.QueryContext(ctx, s.rdb.Rebind(q), args...)
+	if err != nil {
 		return nil, fmt.Errorf("store: list events: %w", err)
 	}
-	for i := range out {
-		out[i].CreatedAt = out[i].CreatedAt.UTC()
+	defer rows.Close()
+	var out []Event
+	for rows.Next() && (limit <= 0 || len(out) < limit) {
+		var seq int64
+		var names, data, times string
+		if err := rows.Scan(&seq, &names, &data, &times); err != nil {
+			return nil, fmt.Errorf("store: list events: %w", err)
+		}
+		run, err := splitRun(messageID, seq, names, data, times)
+		if err != nil {
+			return nil, fmt.Errorf("store: list events: %w", err)
+		}
+		for _, e := range run {
+			if e.Seq > afterSeq && (limit <= 0 || len(out) < limit) {
+				out = append(out, e)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	return out, nil
 }

@@ -86,9 +86,10 @@ UNION ALL SELECT r.message_id, true FROM r`
 const (
 	commitMessages = `
 WITH v AS (
-	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
+	SELECT v.*, r.first FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bool[], $5::text[], $6::text[],
 		$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
 		AS v(id, seq, status, fin, content, response_id, tool_calls, genui, state_patch, validation, usage, error, metadata)
+	JOIN unnest(string_to_array($16::text, E'\x1e'), $17::bigint[]) AS r(id, first) ON r.id = v.id -- its run's first seq
 )`
 	commitUpdate = `, u AS (
 	UPDATE messages m SET
@@ -106,15 +107,16 @@ WITH v AS (
 		error = CASE WHEN v.fin THEN v.error ELSE m.error END,
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
-	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')`
+	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+		AND m.last_event_id < v.first`
 	commitRows = `
 	RETURNING m.id, v.seq, m.session_id
 ), i AS (
-	INSERT INTO message_events (message_id, seq, name, data, created_at)
-	SELECT e.message_id, e.seq, e.name, e.data, e.created_at
+	INSERT INTO message_event_runs (message_id, seq, names, data, times)
+	SELECT e.message_id, e.seq, e.names, COALESCE(e.data, ''), e.times -- a lone empty text splits to no element
 	FROM unnest(string_to_array($16::text, E'\x1e'), $17::bigint[], string_to_array($18::text, E'\x1e'),
-		string_to_array($19::text, E'\x1e', ''), string_to_array($20::text, E'\x1e')::timestamptz[])
-		AS e(message_id, seq, name, data, created_at)
+		string_to_array($19::text, E'\x1e'), string_to_array($20::text, E'\x1e'))
+		AS e(message_id, seq, names, data, times)
 	WHERE e.message_id IN (SELECT id FROM u)
 ), c AS (
 	INSERT INTO mcp_calls (` + mcpCallColumns + `)
@@ -205,7 +207,7 @@ func commitArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 			}
 		}
 	}
-	evArgs, err := eventArrays(events)
+	evArgs, err := runArrays(events)
 	if err != nil {
 		return nil, err
 	}
@@ -331,33 +333,6 @@ func traceArrays(traces []Trace) ([]any, error) {
 		}
 	}
 	return []any{msgs, pq.Array(attempts), pq.Array(seqs), methods, urls, headers, bodies, pq.Array(truncated), times}, nil
-}
-
-// eventArrays lays events out for an unnest into message_events: message ids, names,
-// payloads and times as textLists, seqs as an array (split by the statement: see
-// commitEventsPG and writeTurnPG).
-func eventArrays(events []Event) ([]any, error) {
-	size := 0
-	for _, e := range events {
-		size += len(e.Data) + 1
-	}
-	k := len(events)
-	ids, seqs, names, data, times := newTextList(k*37), make([]int64, k), newTextList(k*14), newTextList(size), newTextList(k*28)
-	for i, e := range events {
-		seqs[i] = e.Seq
-		times.addTime(e.CreatedAt)
-		var j []byte // NULL
-		if !e.Data.IsNull() {
-			if err := checkEventData(e); err != nil {
-				return nil, err
-			}
-			j = e.Data
-		}
-		if err := errors.Join(ids.addString(e.MessageID), names.addString(e.Name), data.add(j)); err != nil {
-			return nil, fmt.Errorf("event %s/%d: %w", e.MessageID, e.Seq, err)
-		}
-	}
-	return []any{ids, pq.Array(seqs), names, data, times}, nil
 }
 
 // finishColumns are a message outcome's content, response id and JSON columns, each

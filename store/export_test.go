@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strings"
+	"time"
 )
 
 // Hooks for the external test package (store_test), which cannot reach unexported names.
@@ -134,4 +136,64 @@ func (s *Store) QueryString(ctx context.Context, query string, args ...any) (str
 	var v string
 	err := s.db.GetContext(ctx, &v, s.db.Rebind(query), args...)
 	return v, err
+}
+
+// MigrateThrough applies the embedded migrations up to and including last, as a replica
+// of an older build would have left the schema.
+func (s *Store) MigrateThrough(ctx context.Context, last string) error {
+	versions, err := s.migrationVersions()
+	if err != nil {
+		return err
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, s.schemaMigrationsDDL()); err != nil {
+		return err
+	}
+	for _, v := range versions {
+		if v > last {
+			break
+		}
+		if _, err := s.applyMigration(ctx, conn, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EventRows reads the view message_events, as an operator would: each event's seq, name
+// and payload (NULL as nil) and time, in order.
+func (s *Store) EventRows(ctx context.Context, messageID string) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT seq, name, data, created_at FROM message_events
+		WHERE message_id = ? ORDER BY seq`), messageID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e := Event{MessageID: messageID}
+		var data sql.NullString
+		var at any
+		if err := rows.Scan(&e.Seq, &e.Name, &data, &at); err != nil {
+			return nil, err
+		}
+		if data.Valid {
+			e.Data = JSON(data.String)
+		}
+		switch at := at.(type) {
+		case time.Time:
+			e.CreatedAt = at.UTC()
+		case string:
+			if e.CreatedAt, err = time.Parse(runTimeRead, at); err != nil {
+				return nil, err
+			}
+			e.CreatedAt = e.CreatedAt.UTC()
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }

@@ -57,7 +57,7 @@ func TestMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user"}, first); diff != "" {
+			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs"}, first); diff != "" {
 				t.Errorf("first Migrate (-want +got):\n%s", diff)
 			}
 			second, err := fresh.Migrate(ctx)
@@ -111,7 +111,7 @@ func TestMigrate(t *testing.T) {
 			}
 			wg.Wait()
 			all := slices.Concat(applied...)
-			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user"}
+			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs"}
 			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, want) {
 				t.Errorf("concurrent Migrate: applied %v, errors %v; want %v once", applied, errs, want)
 			}
@@ -221,7 +221,7 @@ func TestLargeColumnsUseLZ4(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"yes": "l", "no": ""}[hasLZ4]
-	for _, col := range []struct{ table, column string }{{"message_traces", "body"}, {"messages", "metadata"}, {"message_events", "data"}} {
+	for _, col := range []struct{ table, column string }{{"message_traces", "body"}, {"messages", "metadata"}, {"message_event_runs", "data"}} {
 		got, err := s.QueryString(ctx, `SELECT attcompression::text FROM pg_attribute
 			WHERE attrelid = ?::regclass AND attname = ?`, col.table, col.column)
 		if err != nil {

@@ -123,7 +123,7 @@ func (s *Store) isPostgres() bool { return s.driver == DriverPostgres }
 
 // NewID returns a fresh row id: a version 7 UUID, which sorts by creation time. Rows that
 // are written together are created together, so their keys sit side by side in every index
-// that starts with an id (message_events' (message_id, seq) above all): a group commit of
+// that starts with an id (message_event_runs' (message_id, seq) above all): a group commit of
 // sixteen turns' events then changes a few index pages at the right edge rather than one
 // random page per turn. With random (version 4) ids SQLite wrote 351 KB of pages per turn
 // at c=16, with these 261 KB. The order also makes ids a sensible tie-breaker when two rows
