@@ -210,8 +210,8 @@ func TestOpen(t *testing.T) {
 	})
 }
 
-// TestLargeColumnsUseLZ4 checks 0008 on PostgreSQL: where the server has lz4, a trace body
-// written after it is stored with lz4; where it has not, the column keeps pglz.
+// TestLargeColumnsUseLZ4 checks 0008 and 0010 on PostgreSQL: where the server has lz4, a
+// trace body written after them is stored with lz4; where it has not, the column keeps pglz.
 func TestLargeColumnsUseLZ4(t *testing.T) {
 	s := storetest.Postgres(t)
 	ctx := t.Context()
