@@ -1,9 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -30,42 +28,9 @@ const runSep = '\x1f'
 // them into runs.
 const runTimeRead = "2006-01-02 15:04:05.999999999Z07:00"
 
-// runOrder returns the indices of events grouped by message (messages in the order they
-// first appear, each one's events in seq order): the order runs are written in. A batch
-// is usually already so, and then nothing is sorted.
-func runOrder(events []Event) []int {
-	order := make([]int, len(events))
-	sorted := true
-	for i := range order {
-		order[i] = i
-		if i > 0 && !continues(events[i-1], events[i]) && seenBefore(events[:i], events[i].MessageID) {
-			sorted = false
-		}
-	}
-	if sorted {
-		return order
-	}
-	first := make(map[string]int, 8)
-	for i, e := range events {
-		if _, ok := first[e.MessageID]; !ok {
-			first[e.MessageID] = i
-		}
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		ea, eb := events[a], events[b]
-		return cmp.Or(cmp.Compare(first[ea.MessageID], first[eb.MessageID]), cmp.Compare(ea.Seq, eb.Seq))
-	})
-	return order
-}
-
 // continues reports whether next is the event after prev in the same message's log.
 func continues(prev, next Event) bool {
 	return prev.MessageID == next.MessageID && prev.Seq+1 == next.Seq
-}
-
-// seenBefore reports whether an event of message id is among events.
-func seenBefore(events []Event, id string) bool {
-	return slices.ContainsFunc(events, func(e Event) bool { return e.MessageID == id })
 }
 
 // checkRunName refuses an event name that holds a separator or a NUL, so it can never
@@ -85,14 +50,15 @@ type runWriter struct {
 	names, data, times []byte
 }
 
-// eachRun writes events as runs, in runOrder, and calls done after each run with its
-// message, first seq and the offsets in the buffers where its parts begin. Between runs it
-// writes between (textListSep for PostgreSQL's joined lists; nothing for SQLite's rows).
+// eachRun writes events as runs, a run where the batch's events follow each other in one
+// message (summarise has refused a batch whose events of a message are not side by side),
+// and calls done after each run with its first event and the offsets in the buffers where
+// its parts begin. Between runs it writes between (textListSep for PostgreSQL's joined
+// lists; nothing for SQLite's rows).
 func (w *runWriter) eachRun(events []Event, between []byte, done func(e Event, at [3]int) error) error {
 	var head, last Event // the run's first event, and the last one written
 	var at [3]int
-	for k, i := range runOrder(events) {
-		e := events[i]
+	for k, e := range events {
 		first := k == 0 || !continues(last, e)
 		if first && k > 0 {
 			if err := done(head, at); err != nil {

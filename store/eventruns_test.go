@@ -28,8 +28,8 @@ func TestEventRuns(t *testing.T) {
 			for i := range batch {
 				batch[i].CreatedAt = at.Add(time.Duration(batch[i].Seq) * time.Millisecond)
 			}
-			if len(batch) > 1 { // interleaved with another message's events
-				batch = append(batch[:1], append(events(b.ID, batch[0].Seq, batch[0].Seq), batch[1:]...)...)
+			if len(batch) > 1 { // beside another message's events
+				batch = append(events(b.ID, batch[0].Seq, batch[0].Seq), batch...)
 			}
 			if err := commitEvents(ctx, s, batch); err != nil {
 				t.Fatal(err)
@@ -74,6 +74,13 @@ func TestEventRuns(t *testing.T) {
 			}
 			if diff := cmp.Diff(all, got, cmp.Comparer(sameEvent)); diff != "" {
 				t.Errorf("message_events (-committed +view):\n%s", diff)
+			}
+		})
+
+		t.Run("a batch that interleaves two messages is refused", func(t *testing.T) {
+			batch := append(events(a.ID, 10, 10), append(events(b.ID, 5, 5), events(a.ID, 11, 11)...)...)
+			if err := commitEvents(ctx, s, batch); err == nil {
+				t.Error("CommitEvents with a message's events apart = nil, want an error")
 			}
 		})
 

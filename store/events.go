@@ -55,7 +55,7 @@ type Unwritten struct {
 // A settlement whose strategy the store refuses leaves its message unwritten (Refused).
 //
 // The log has no gaps and no rewrites: a batch whose events of a message do not follow each
-// other by seq fails whole, and a message whose stored log already reaches the first seq
+// other (side by side, by seq) fails whole, and a message whose stored log already reaches the first seq
 // the batch brings for it (its last_event_id) is reported Lost, as a message this replica
 // no longer writes. CreatedAt is set to now where zero.
 func (s *Store) CommitEvents(ctx context.Context, owner string, events []Event) (Unwritten, error) {
@@ -116,7 +116,7 @@ func checkStatuses(msgs []msgBatch) error {
 	for _, m := range msgs {
 		switch {
 		case m.unordered:
-			return fmt.Errorf("message %s: its events in a batch must follow each other by seq, once each", m.id)
+			return fmt.Errorf("message %s: its events in a batch must follow each other, side by side and by seq", m.id)
 		case m.finish != nil && !isTerminal(m.status):
 			return fmt.Errorf("message %s: a finish needs a terminal status, not %q", m.id, m.status)
 		case m.settles() && (m.status != StatusCompleted || m.finish.Settlement.Move != nil || m.finish.Settlement.Session == nil):
@@ -132,9 +132,10 @@ func checkStatuses(msgs []msgBatch) error {
 type msgBatch struct {
 	id     string
 	maxSeq int64
-	// unordered is set when the message's events in the batch do not follow each other by
-	// seq: they are stored as one run (eventruns.go), whose key is its first seq, so a seq
-	// repeated inside a batch would not meet the primary key, as it did one row an event.
+	// unordered is set when the message's events in the batch do not follow each other, side
+	// by side and by seq: they are stored as one run (eventruns.go), written in the batch's
+	// order, whose key is its first seq, so a seq repeated inside a batch would not meet the
+	// primary key, as it did one row an event.
 	unordered bool
 	// firstSeq is the message's first seq in the batch. The row is written only where its
 	// last_event_id is below it, so no run overlaps one stored before (a retried commit
@@ -164,7 +165,7 @@ func summarise(events []Event) []msgBatch {
 			out = append(out, msgBatch{id: e.MessageID, firstSeq: e.Seq})
 		}
 		m := &out[j]
-		if ok && e.Seq != m.maxSeq+1 {
+		if ok && (e.Seq != m.maxSeq+1 || events[i-1].MessageID != e.MessageID) {
 			m.unordered = true
 		}
 		m.maxSeq = max(m.maxSeq, e.Seq)
