@@ -183,9 +183,10 @@ func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn
 	if err != nil {
 		return nil, err
 	}
-	defer rbody.Close()
 	turn.requestID = firstNonEmpty(turn.requestID, requestID)
-	return readChatRound(rbody, turn)
+	rd, err := readChatRound(rbody, turn)
+	release(rbody, err == nil)
+	return rd, err
 }
 
 // newRequest builds the HTTP request of one round.

@@ -1,0 +1,92 @@
+package upstream
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A completed Responses stream, as an upstream flushes it: its last bytes, the chunked
+// body's end, go out in a write of their own once the handler returns.
+const completedStream = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_r\"}}\n\n" +
+	"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"a\"}\n\n" +
+	"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_r\"}}\n\n"
+
+// countingServer serves completedStream, flushed, then runs after (nil: nothing) before the
+// handler returns; it counts the connections it accepted.
+func countingServer(t *testing.T, after func(r *http.Request)) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, completedStream)
+		_ = http.NewResponseController(w).Flush()
+		if after != nil {
+			after(r)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func TestCompletedStreamsReuseTheConnection(t *testing.T) {
+	released := make(chan struct{})
+	tests := []struct {
+		name string
+		// after runs in the handler once the completed event is flushed.
+		after func(r *http.Request)
+		// wantConns is the connections three streams in a row take.
+		wantConns int32
+	}{
+		{
+			name: "the body's end follows the terminal event",
+			// A moment later, as over a network: the client has read the terminal event by
+			// then, and must wait for the end to keep the connection.
+			after:     func(*http.Request) { time.Sleep(time.Millisecond) },
+			wantConns: 1,
+		},
+		{
+			name: "an upstream that holds the stream open after it",
+			// Each stream waits here until the test has its result: the client must not
+			// wait for the end of the body; it gives the connection up instead.
+			after: func(r *http.Request) {
+				select {
+				case <-released:
+				case <-r.Context().Done():
+				}
+			},
+			wantConns: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, conns := countingServer(t, tt.after)
+			c := newTestClient(t, srv)
+			for range 3 {
+				events, err := collect(t, c.Stream(context.Background(), Request{}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := events[len(events)-1].Kind; got != EventCompleted {
+					t.Fatalf("last event %v, want completed", got)
+				}
+			}
+			if got := conns.Load(); got != tt.wantConns {
+				t.Errorf("three completed streams took %d connections, want %d", got, tt.wantConns)
+			}
+		})
+	}
+	close(released)
+}
