@@ -42,8 +42,9 @@ type Unwritten struct {
 // (its lease expired and was claimed, see [Store.ClaimOrphans]) or already ended is
 // reported Lost and none of its events are written. The other messages' events are
 // written, their last_event_id advanced, their Status and Finish (see [Event]) applied, and
-// on PostgreSQL one notification per message ("<message_id>:<max seq>", ids only) is sent
-// at commit, so a listener that reads the log after one arrives sees the rows.
+// on PostgreSQL one notification per watched message ("<message_id>:<max seq>", ids only;
+// see [Store.Watch]) is sent at commit, so a listener that reads the log after one arrives
+// sees the rows.
 //
 // Any event may carry traces of the message's upstream requests (Event.Traces), written
 // with it under the same fence.

@@ -18,11 +18,12 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 // fences each message row (status, outcome, last_event_id), inserts the events of the rows it
 // could write, the records of the messages it ends (their MCP calls and upstream traces, so
 // the calls exist exactly when the message has ended under the owner's fence) and the
-// traces its events carry (Event.Traces, under the same fence), and notifies per message. Its text is fixed (arrays and joined texts, not a VALUES list), so it is
-// prepared once per connection and PostgreSQL plans it once. A batch that ends a turn with
-// its settlement runs commitSettlingPG instead: the same statement with the settlements'
-// parts (see settle_commit.go), which the other commits, the first delta's among them, do
-// not carry.
+// traces its events carry (Event.Traces, under the same fence), and notifies per message
+// that another replica follows (m.watched, Store.Watch). Its text is fixed (arrays and
+// joined texts, not a VALUES list), so it is prepared once per connection and PostgreSQL
+// plans it once. A batch that ends a turn with its settlement runs commitSettlingPG
+// instead: the same statement with the settlements' parts (see settle_commit.go), which
+// the other commits, the first delta's among them, do not carry.
 //
 // That one plan is made while the tables are small (a connection's sixth run) and kept
 // until an ANALYZE of them. The UPDATE's condition is therefore the whole of
@@ -110,7 +111,7 @@ WITH v AS (
 	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
 		AND m.last_event_id < v.first`
 	commitRows = `
-	RETURNING m.id, v.seq, m.session_id
+	RETURNING m.id, v.seq, m.session_id, m.watched
 ), i AS (
 	INSERT INTO message_event_runs (message_id, seq, names, data, times)
 	SELECT e.message_id, e.seq, e.names, COALESCE(e.data, ''), e.times -- a lone empty text splits to no element
@@ -137,7 +138,9 @@ WITH v AS (
 	WHERE t.message_id IN (SELECT id FROM u)
 )`
 	commitSelect = `
-SELECT u.id, false FROM u, LATERAL (SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq)) AS n`
+SELECT u.id, false FROM u LEFT JOIN LATERAL (
+	SELECT pg_notify('` + notifyChannel + `', u.id || ':' || u.seq) WHERE u.watched -- followed elsewhere: Store.Watch
+) AS n ON true`
 )
 
 // commitPG runs commitEventsPG (commitSettlingPG when the batch settles a turn) and returns

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,25 @@ type Notification struct {
 	Seq       int64
 	Cancel    bool
 	Resync    bool
+}
+
+// Watch asks that the commits of a running message be announced to every replica
+// (Listen): a replica following a message that another one writes calls it before it reads
+// the message's log from the database. A commit after Watch returns notifies; one before it
+// wrote what the read that follows returns. Commits of a message nobody watches notify
+// nobody: a NOTIFY costs its commit the notify queue's lock and a signal to every listening
+// backend, the writer's own listener included (migration 0011). On SQLite, which has no
+// notifications, and for a message that has ended or is watched already, it writes nothing.
+func (s *Store) Watch(ctx context.Context, messageID string) error {
+	if !s.isPostgres() {
+		return nil
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE messages SET watched = true
+		WHERE id = $1 AND NOT watched AND status IN ('pending', 'streaming')`, messageID)
+	if err != nil {
+		return fmt.Errorf("store: watch message %s: %w", messageID, err)
+	}
+	return nil
 }
 
 // Listen follows the events CommitEvents and the cancels RequestCancel announce on

@@ -52,9 +52,13 @@ func closed(t *testing.T, ch <-chan store.Notification) {
 
 func TestListen(t *testing.T) {
 	t.Run("sqlite has no notifications", func(t *testing.T) {
-		ch, err := storetest.SQLite(t).Listen(t.Context())
+		s := storetest.SQLite(t)
+		ch, err := s.Listen(t.Context())
 		if ch != nil || err != nil {
 			t.Errorf("Listen = %v, %v; want nil, nil", ch, err)
+		}
+		if err := s.Watch(t.Context(), "any"); err != nil {
+			t.Errorf("Watch = %v, want nil", err)
 		}
 	})
 
@@ -69,15 +73,26 @@ func TestListen(t *testing.T) {
 		_, a := createTurn(t, s, newSession(t, s, "alice"), "a", "")
 		_, b := createTurn(t, s, newSession(t, s, "bob"), "b", "")
 
+		// Nobody watches a: its commit announces nothing, so the first notification is b's,
+		// committed after it (notifications arrive in commit order).
 		if err := commitEvents(ctx, s, events(a.ID, 1, 3)); err != nil {
 			t.Fatal(err)
 		}
-		want := []store.Notification{{MessageID: a.ID, Seq: 3}}
+		if err := s.Watch(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := commitEvents(ctx, s, events(b.ID, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		want := []store.Notification{{MessageID: b.ID, Seq: 1}}
 		if diff := cmp.Diff(want, receive(t, ch, 1)); diff != "" {
-			t.Errorf("after one message (-want +got):\n%s", diff)
+			t.Errorf("after an unwatched and a watched message (-want +got):\n%s", diff)
 		}
 
-		if err := commitEvents(ctx, s, append(events(a.ID, 4, 5), events(b.ID, 1, 2)...)); err != nil {
+		if err := s.Watch(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := commitEvents(ctx, s, append(events(a.ID, 4, 5), events(b.ID, 2, 2)...)); err != nil {
 			t.Fatal(err)
 		}
 		want = []store.Notification{{MessageID: a.ID, Seq: 5}, {MessageID: b.ID, Seq: 2}}
@@ -115,6 +130,9 @@ func TestListen(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, a := createTurn(t, writer, newSession(t, writer, "alice"), "a", "")
+		if err := reader.Watch(t.Context(), a.ID); err != nil {
+			t.Fatal(err)
+		}
 		if err := commitEvents(t.Context(), writer, events(a.ID, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
@@ -158,6 +176,9 @@ func TestListen(t *testing.T) {
 		}
 		// The listener is back: new appends are announced again.
 		_, a := createTurn(t, s, newSession(t, s, "alice"), "a", "")
+		if err := s.Watch(t.Context(), a.ID); err != nil {
+			t.Fatal(err)
+		}
 		if err := commitEvents(t.Context(), s, events(a.ID, 1, 1)); err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,7 @@ type Cursor struct {
 	ended     bool
 	armedLive uint64 // the change of live a wake waits for (NextFunc)
 	armedDB   *wait  // the database wait a wake waits for (NextFunc)
+	watched   bool   // the message's commits notify (store.Watch), or need not
 }
 
 // Follow returns a cursor over messageID that delivers the events with seq > after. last is
@@ -87,6 +88,7 @@ func (c *Cursor) next(ctx context.Context, wake func()) ([]store.Event, <-chan s
 		}
 	}
 	wait := c.log.waker.wait(c.messageID, c.log.opts.PollInterval, wake, &c.armedDB)
+	c.watch(ctx)
 	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.pos, pageSize)
 	if err != nil {
 		return nil, wait, fmt.Errorf("eventlog: read message %s after %d: %w", c.messageID, c.pos, err)
@@ -98,6 +100,18 @@ func (c *Cursor) next(ctx context.Context, wake func()) ([]store.Event, <-chan s
 		}
 	}
 	return c.advance(evs), wait, nil
+}
+
+// watch has the commits of a message that another replica writes notify this one
+// (store.Watch), once per cursor, before its first read from the database: a commit after
+// the watch notifies, and the read sees those before it. A message produced here wakes its
+// cursors itself. A watch that fails leaves the cursor to the poll, and is tried again at
+// its next read.
+func (c *Cursor) watch(ctx context.Context) {
+	if c.watched || c.ended || c.producedHere() {
+		return
+	}
+	c.watched = c.log.store.Watch(ctx, c.messageID) == nil
 }
 
 // advance moves the cursor over evs and returns those the client has not seen.
@@ -119,4 +133,15 @@ func closedChan() <-chan struct{} {
 	ch := make(chan struct{})
 	close(ch)
 	return ch
+}
+
+// producedHere reports whether this process writes the message (and has not lost it).
+func (c *Cursor) producedHere() bool {
+	s := c.log.lookup(c.messageID)
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.lost
 }

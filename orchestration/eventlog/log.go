@@ -17,6 +17,7 @@ import (
 type Store interface {
 	CommitEvents(ctx context.Context, owner string, evs []store.Event) (store.Unwritten, error)
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
+	Watch(ctx context.Context, messageID string) error
 }
 
 // Sentinel errors of appends.

@@ -933,3 +933,56 @@ func TestAWakeIsArmedOncePerChange(t *testing.T) {
 		}
 	}
 }
+
+// A follower on another replica is woken by PostgreSQL's notification of each commit (its
+// poll is an hour here): its cursor has the message watched before it reads
+// (store.Watch), and the owner's commits of a watched message notify. A follower of a
+// message produced here needs no notification, and the commits of a message nobody else
+// follows send none.
+func TestAFollowerElsewhereIsNotified(t *testing.T) {
+	st := storetest.Postgres(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	notes, err := st.Listen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(st, owner, quiet(), Options{})
+	defer closeLog(t, l)
+	other := New(st, "replica-2", quiet(), Options{PollInterval: time.Hour})
+	defer closeLog(t, other)
+	var heard sync.WaitGroup
+	var notified sync.Map // message id → true
+	heard.Go(func() {
+		for n := range notes {
+			notified.Store(n.MessageID, true)
+			other.Notify(n.MessageID)
+		}
+	})
+	defer func() { cancel(); heard.Wait() }()
+
+	unfollowed := newMessage(t, st, ownLease())
+	produce(t, l, unfollowed, 2)
+	id := newMessage(t, st, ownLease())
+	w := mustOpen(t, l, id, Opening{})
+	cur := other.Follow(id, 0, 0)
+	if _, _, err := cur.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		_, changed, err := cur.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("delta %d: the follower on replica-2 was not woken", i)
+		}
+	}
+	if _, ok := notified.Load(unfollowed); ok {
+		t.Error("the commits of a message nobody followed elsewhere were notified")
+	}
+}
