@@ -23,7 +23,10 @@ import (
 // go with the terminal event, as every turn's do.) It returns the phase change it made.
 func (o *Orchestrator) persist(t *turn, plan *prompt.Plan, res stream.Result, s *postprocess.Settlement) (*events.PhaseChange, *store.Settlement, error) {
 	b := t.begun
-	arts := plan.Artifacts.Clone()
+	arts, err := plan.Artifacts()
+	if err != nil {
+		return nil, nil, err
+	}
 	arts[string(plan.Phase)] = s.Block
 	meta := b.Metadata
 	sess := *b.Session

@@ -224,9 +224,10 @@ func (o *Orchestrator) prepare(t *turn) *prepared {
 	if err != nil {
 		return &prepared{err: err}
 	}
-	// The plan has its own copy of the session's artifacts, gaps filled; nothing reads the
-	// begun's again, and a generation need not hold both while its reply streams.
-	t.begun.Artifacts = nil
+	// Nothing reads the begun's artifacts (the plan keeps its phase's block) or its user
+	// message (the plan has left it out of the history) again, and a generation need not
+	// hold them while its reply streams: a user's message may be long.
+	t.begun.Artifacts, t.begun.User = nil, nil
 	p := &prepared{plan: plan, policy: o.merged(t.policy, plan), sink: &turnSink{t: t, first: o.metrics.FirstDelta}}
 	p.rules = o.rules(plan, p.policy)
 	first, err := plan.Request(nil)

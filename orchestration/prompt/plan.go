@@ -85,11 +85,12 @@ type Turn struct {
 // Plan is step 2's decision for one turn, made before any attempt. It is a value: later
 // steps read it and never change it.
 type Plan struct {
-	Handler    handlers.Handler // nil once the session is completed
-	Phase      phases.Phase
-	Stage      string
-	Locale     string
-	Artifacts  session.Artifacts // every phase's block, gaps filled (a copy of the session's)
+	Handler handlers.Handler // nil once the session is completed
+	Phase   phases.Phase
+	Stage   string
+	Locale  string
+	// Block is the phase's block as the session holds it, gaps filled; the other phases'
+	// are decoded again when the turn settles (Artifacts).
 	Block      handlers.Artifacts
 	StrategyID string
 	// StrategyName is the name of the strategy in play ("" for none or an unnamed one).
@@ -102,9 +103,10 @@ type Plan struct {
 	ToolChoice      string
 	AllowedTools    []string
 
-	input   Input    // what each attempt's request is built from
-	allowed []string // the stage's allowed MCP tools
-	build   *Builder
+	input    Input    // what each attempt's request is built from
+	allowed  []string // the stage's allowed MCP tools
+	build    *Builder
+	handlers Handlers // to fill the blocks again (Artifacts)
 }
 
 // Plan makes the plan of t.
@@ -115,11 +117,11 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 		return nil, err
 	}
 	texts := p.texts.forTurn(ctx)
-	pl := &Plan{Phase: phase, Locale: b.Session.Locale, Artifacts: b.Artifacts.Clone(), Skills: texts,
-		build: New(p.cfg.Model, p.cfg.MaxOutputTokens)}
-	FillBlocks(p.handlers, pl.Artifacts)
+	pl := &Plan{Phase: phase, Locale: b.Session.Locale, Skills: texts,
+		build: New(p.cfg.Model, p.cfg.MaxOutputTokens), handlers: p.handlers}
+	arts := FillBlocks(p.handlers, b.Artifacts.Clone())
 	h, hasHandler := p.handlers.For(phase)
-	if err := p.read(ctx, pl, t, texts, hasHandler); err != nil {
+	if err := p.read(ctx, pl, t, arts, texts, hasHandler); err != nil {
 		return nil, err
 	}
 	pl.input = Input{Session: b.Session, History: pl.History, UserText: t.UserText, Carryover: b.Carryover}
@@ -127,12 +129,12 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 		pl.input.PreviousResponseID = b.Session.PreviousResponseID
 	}
 	if !hasHandler { // completed: nothing but the contract and the state block
-		pl.Block = pl.Artifacts.Fill(string(phase), nil)
+		pl.Block = arts.Fill(string(phase), nil)
 		pl.input.Artifacts = pl.Block
 		pl.capOutput(p.cfg.MaxOutputTokens, t.MaxOutputTokens)
 		return pl, nil
 	}
-	pl.Handler, pl.Block = h, pl.Artifacts.Fill(string(phase), nil) // filled by FillBlocks above
+	pl.Handler, pl.Block = h, arts.Fill(string(phase), nil) // filled by FillBlocks above
 	pl.Stage = h.Stage(pl.Block)
 	if err := p.pieces(pl, b.Metadata.TurnCounts[string(phase)]); err != nil {
 		return nil, err
@@ -145,6 +147,18 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 		pl.ToolChoice, pl.AllowedTools = pl.input.ToolChoice, slices.Clone(pl.allowed)
 	}
 	return pl, nil
+}
+
+// Artifacts returns every phase's block as the plan saw them: the session's as its turn
+// read them, gaps filled, decoded again into a fresh copy. A plan keeps only its phase's
+// Block decoded: the turn holds its plan for as long as the reply streams, and the other
+// phases' maps were most of a kilobyte of every generation's heap (README, Performance).
+func (pl *Plan) Artifacts() (session.Artifacts, error) {
+	arts, err := session.DecodeArtifacts(pl.input.Session.Artifacts)
+	if err != nil {
+		return nil, fmt.Errorf("prompt: artifacts of session %s: %w", pl.input.Session.ID, err)
+	}
+	return FillBlocks(pl.handlers, arts), nil
 }
 
 // capOutput sets the reply's token cap: limit (the phase's, else the server's; 0: none),
@@ -160,7 +174,7 @@ func (pl *Plan) capOutput(limit, requested int) {
 // stored prompt versions) at the same time: they are independent, and each is a round trip
 // on the path to the upstream request, so the turn waits for the slowest instead of the sum.
 // A read the turn's lock saw nothing for (session.Begun.Seen) is not made.
-func (p *Planner) read(ctx context.Context, pl *Plan, t Turn, texts *turnTexts, hydrate bool) error {
+func (p *Planner) read(ctx context.Context, pl *Plan, t Turn, arts session.Artifacts, texts *turnTexts, hydrate bool) error {
 	seen := t.Begun.Seen
 	g, gctx := errgroup.WithContext(ctx)
 	if seen.History {
@@ -171,7 +185,7 @@ func (p *Planner) read(ctx context.Context, pl *Plan, t Turn, texts *turnTexts, 
 	}
 	if hydrate {
 		g.Go(func() error {
-			strategy, err := p.hydrate(gctx, t.Begun, pl.Artifacts, t.UserText)
+			strategy, err := p.hydrate(gctx, t.Begun, arts, t.UserText)
 			if strategy != nil {
 				pl.StrategyID, pl.StrategyName = strategy.ID, strategy.Name
 			}
