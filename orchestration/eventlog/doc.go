@@ -9,8 +9,9 @@
 // message, writes them in one transaction (group commit: the batch is whatever piled up
 // while the previous commit ran, so a lone event waits for no timer; only a status,
 // appended with [Writer.AppendLater], may linger a few milliseconds for the event that
-// usually follows it), and only then publishes them: followers in this process see them in memory, followers on other
-// replicas are woken by PostgreSQL NOTIFY and read them from the database. So each id has
+// usually follows it), and only then publishes them: followers in this process see them in
+// memory, followers on other replicas are woken by PostgreSQL NOTIFY (which their cursor
+// asks for: store.Watch) and read them from the database. So each id has
 // one content forever, and a crash can lose only events no client has seen.
 //
 // Every write is fenced by ownership (store.CommitEvents): a message taken over by another

@@ -50,7 +50,7 @@ type Begun struct {
 	// (status queued).
 	Events []store.Event
 	// Artifacts and Metadata are the session's state, decoded once for the whole turn.
-	// The orchestrator drops Artifacts once the turn's plan has taken its copy.
+	// The orchestrator drops Artifacts, and User, once the turn is planned.
 	Artifacts Artifacts
 	Metadata  Metadata
 	// Carryover is the phase's carryover block, taken for this turn ("" for none).

@@ -83,8 +83,9 @@ type streamState struct {
 
 // readEvents decodes r and yields the events of one response until a terminal event, a
 // failure, or the consumer stops. It returns nil after EventCompleted, errStopped when the
-// consumer stopped, and otherwise the *Error that ended the stream, which it has not yielded. It
-// looks at no context: the caller decides what a read error caused by cancellation means.
+// consumer stopped, and otherwise the *Error that ended the stream, which it has not
+// yielded. It looks at no context: the caller decides what a read error caused by
+// cancellation means.
 func readEvents(r io.Reader, requestID string, parsers *parserPool, yield func(Event, error) bool) error {
 	dec := newDecoder(r)
 	st := &streamState{requestID: requestID, parsers: parsers}

@@ -59,8 +59,8 @@ func TestCompletedStreamsReuseTheConnection(t *testing.T) {
 		},
 		{
 			name: "an upstream that holds the stream open after it",
-			// Each stream waits here until the test has its result: the client must not
-			// wait for the end of the body; it gives the connection up instead.
+			// Each handler waits here until its client goes away: the client must not wait
+			// for the end of the body; it gives the connection up instead.
 			after: func(r *http.Request) {
 				select {
 				case <-released:
