@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"io"
+	"iter"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,15 +18,19 @@ const completedStream = "event: response.created\ndata: {\"type\":\"response.cre
 	"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"a\"}\n\n" +
 	"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_r\"}}\n\n"
 
-// countingServer serves completedStream, flushed, then runs after (nil: nothing) before the
-// handler returns; it counts the connections it accepted.
-func countingServer(t *testing.T, after func(r *http.Request)) (*httptest.Server, *atomic.Int32) {
+// A completed Chat Completions stream: a chunk with its finish reason, then [DONE].
+const completedChat = "data: {\"id\":\"c1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n" +
+	"data: [DONE]\n\n"
+
+// countingServer serves body, flushed, then runs after (nil: nothing) before the handler
+// returns; it counts the connections it accepted.
+func countingServer(t *testing.T, body string, after func(r *http.Request)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, completedStream)
+		_, _ = io.WriteString(w, body)
 		_ = http.NewResponseController(w).Flush()
 		if after != nil {
 			after(r)
@@ -39,6 +44,11 @@ func countingServer(t *testing.T, after func(r *http.Request)) (*httptest.Server
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, &conns
+}
+
+// streamer is what both wires' clients do.
+type streamer interface {
+	Stream(ctx context.Context, req Request) iter.Seq2[Event, error]
 }
 
 func TestCompletedStreamsReuseTheConnection(t *testing.T) {
@@ -70,23 +80,39 @@ func TestCompletedStreamsReuseTheConnection(t *testing.T) {
 			wantConns: 3,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv, conns := countingServer(t, tt.after)
-			c := newTestClient(t, srv)
-			for range 3 {
-				events, err := collect(t, c.Stream(context.Background(), Request{}))
-				if err != nil {
-					t.Fatal(err)
+	wires := []struct {
+		name string
+		body string
+		// client opens a client of the wire on srv, one transport for all its streams.
+		client func(t *testing.T, srv *httptest.Server) streamer
+	}{
+		{name: "responses", body: completedStream, client: func(t *testing.T, srv *httptest.Server) streamer {
+			return newTestClient(t, srv)
+		}},
+		{name: "chat completions", body: completedChat, client: func(t *testing.T, srv *httptest.Server) streamer {
+			return newTestChat(t, srv, nil, 0)
+		}},
+	}
+	req := Request{Input: []InputItem{{Role: "user", Content: "hi"}}}
+	for _, wire := range wires {
+		for _, tt := range tests {
+			t.Run(wire.name+"/"+tt.name, func(t *testing.T) {
+				srv, conns := countingServer(t, wire.body, tt.after)
+				c := wire.client(t, srv)
+				for range 3 {
+					events, err := collect(t, c.Stream(context.Background(), req))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := events[len(events)-1].Kind; got != EventCompleted {
+						t.Fatalf("last event %v, want completed", got)
+					}
 				}
-				if got := events[len(events)-1].Kind; got != EventCompleted {
-					t.Fatalf("last event %v, want completed", got)
+				if got := conns.Load(); got != tt.wantConns {
+					t.Errorf("three completed streams took %d connections, want %d", got, tt.wantConns)
 				}
-			}
-			if got := conns.Load(); got != tt.wantConns {
-				t.Errorf("three completed streams took %d connections, want %d", got, tt.wantConns)
-			}
-		})
+			})
+		}
 	}
 	close(released)
 }
