@@ -33,11 +33,11 @@ func continues(prev, next Event) bool {
 	return prev.MessageID == next.MessageID && prev.Seq+1 == next.Seq
 }
 
-// checkRunName refuses an event name that holds a separator or a NUL, so it can never
+// checkRunName refuses an event name that holds either separator or a NUL, so it can never
 // shift the events after it. A payload needs no such check: checkEventData has found it to
 // be JSON, which holds no raw control byte.
 func checkRunName(e Event) error {
-	if strings.IndexByte(e.Name, runSep) >= 0 || strings.IndexByte(e.Name, textListSep) >= 0 || strings.IndexByte(e.Name, 0) >= 0 {
+	if !listable(e.Name) || strings.IndexByte(e.Name, runSep) >= 0 {
 		return fmt.Errorf("event %s/%d: name: %w", e.MessageID, e.Seq, errTextListElement)
 	}
 	return nil

@@ -51,9 +51,15 @@ func (l *textList) add(t []byte) error {
 	return nil
 }
 
+// listable reports whether s may be a list element: it holds neither the separator nor a
+// NUL.
+func listable(s string) bool {
+	return strings.IndexByte(s, textListSep) < 0 && strings.IndexByte(s, 0) < 0
+}
+
 // addString appends s (see add).
 func (l *textList) addString(s string) error {
-	if strings.IndexByte(s, textListSep) >= 0 || strings.IndexByte(s, 0) >= 0 {
+	if !listable(s) {
 		return errTextListElement
 	}
 	l.sep()
@@ -90,7 +96,7 @@ func (l *textList) Value() (driver.Value, error) {
 // its prefix, should hold) replaced by U+FFFD: a record is kept, whatever it holds, and
 // never fails the commit that carries it.
 func textOnly(s string) string {
-	if strings.IndexByte(s, textListSep) < 0 && strings.IndexByte(s, 0) < 0 {
+	if listable(s) {
 		return s
 	}
 	return strings.NewReplacer(string(textListSep), "\uFFFD", "\x00", "\uFFFD").Replace(s)
