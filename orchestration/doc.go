@@ -21,8 +21,8 @@
 // the partial text and, after a broken stream, the fallback reply (fail). Whatever the
 // outcome, the terminal event's commit also writes what the turn recorded: every MCP call
 // of every attempt and the redacted trace of every upstream request not written yet
-// (store.TurnRecords); a request's trace goes to the log with its reply's first delta
-// (traces.go), so a generation does not hold its prompt for the rest of the stream.
+// (store.TurnRecords); a request's trace goes to the log once its reply's first delta is
+// out (traces.go), so a generation does not hold its prompt for the rest of the stream.
 // The phases themselves are known only to package handlers and phases; this package names
 // none. Every event goes through the event log (eventlog), and
 // every running generation's lease through package lease.

@@ -12,10 +12,11 @@ import (
 // traceBook keeps the requests a turn sent upstream until they are recorded, redacted as
 // the store records them. Each body holds the whole prompt (a few KiB, more with a long
 // history), so the turn does not keep them for the minutes a reply may stream: they go to
-// the event log with the reply's first delta, and ride with its commit (turnSink.Delta).
-// A later request (a failover, a correction) goes with the first delta after its redaction
-// is over. What was sent after the last delta, or by a turn that streamed none, is
-// recorded by the terminal event (store.TurnRecords).
+// the event log once the reply's first delta has reached clients, and ride with the next
+// commit (turnSink.Delta, eventlog.Writer.Record). A later request (a failover, a
+// correction) goes with the first delta after its redaction is over. What was sent after
+// the last delta, or by a turn that streamed none, is recorded by the terminal event
+// (store.TurnRecords).
 type traceBook struct {
 	mu      sync.Mutex
 	pending []*pendingTrace // in the order reported
@@ -45,12 +46,12 @@ func (b *traceBook) add(s stream.Sent) {
 }
 
 // take returns the requests kept whose redaction is over, and forgets them; with wait, it
-// first waits for the redactions under way. Only the reply's first delta waits: redacting
-// began when the request went out, so it is over by the time the upstream answers unless
-// the upstream answers faster than a few KiB of JSON parse, and the trace then rides with
-// the first commit rather than be kept until the next delta, which a slow model sends
-// seconds later. Other deltas never wait; a request still being redacted is taken by a
-// later call (or by the terminal event, unrecorded).
+// first waits for the redactions under way. Only the reply's first delta waits, once it has
+// been delivered: redacting began when the request went out, so it is over by then unless
+// the upstream answers faster than a few KiB of JSON parse, and the trace then goes to the
+// log now rather than be kept until the next delta, which a slow model sends seconds
+// later. Other deltas never wait; a request still being redacted is taken by a later call
+// (or by the terminal event, unrecorded).
 func (b *traceBook) take(wait bool) []store.Trace {
 	if wait {
 		b.wait()

@@ -325,13 +325,17 @@ func (s *turnSink) Delta(ctx context.Context, text string) error {
 	if err := s.t.emitWorking(); err != nil {
 		return err
 	}
-	first := !s.seen
-	if first {
-		s.seen = true
-		s.first(time.Since(s.t.started))
+	if s.seen {
+		s.t.recordTraces(false) // a later request's (a retry's): they ride with the delta's commit
+		return s.t.em.Delta(ctx, text)
 	}
-	s.t.recordTraces(first) // they ride with the delta's commit
-	return s.t.em.Delta(ctx, text)
+	s.seen = true
+	s.first(time.Since(s.t.started))
+	err := s.t.em.Delta(ctx, text) // committed and delivered (Emitter.Delta nudges)
+	// The request's trace goes with the next commit, off the way of the one the client
+	// waits on (eventlog.Writer.Record).
+	s.t.recordTraces(true)
+	return err
 }
 
 // ToolCall implements [stream.Sink].

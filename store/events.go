@@ -47,7 +47,7 @@ type Unwritten struct {
 // sees the rows.
 //
 // Any event may carry traces of the message's upstream requests (Event.Traces), written
-// with it under the same fence.
+// with it under the same fence ([Store.RecordTraces] writes them with no event).
 //
 // A finish may carry the turn's records (Message.Records) and its settlement
 // (Message.Settlement: the session after the turn and the strategy it recorded, merged as

@@ -20,7 +20,8 @@ type TurnRecords struct {
 	// and outcome (the message's final status) are filled in from the message.
 	Calls []MCPCall
 	// Traces are the requests sent upstream, redacted, per attempt, that an earlier event
-	// did not carry (Event.Traces: a turn records its requests with its reply's first delta).
+	// did not carry (Event.Traces, Store.RecordTraces: a turn records its requests once its
+	// reply's first delta is out).
 	Traces []Trace
 }
 
@@ -100,7 +101,8 @@ func (s *Store) insertCallRows(ctx context.Context, e sqlx.ExecerContext, calls 
 	return nil
 }
 
-// insertTraces writes the traces of message id with multi-row INSERTs.
+// insertTraces writes the traces of message id with multi-row INSERTs, passing over one
+// written already, as recordTracesPG does (a write retried after its answer was lost).
 func (s *Store) insertTraces(ctx context.Context, e sqlx.ExecerContext, id string, traces []Trace) error {
 	at := now()
 	for batch := range slices.Chunk(traces, s.maxParams()/traceColumns) {
@@ -109,7 +111,7 @@ func (s *Store) insertTraces(ctx context.Context, e sqlx.ExecerContext, id strin
 			args = append(args, id, t.Attempt, t.Seq, t.Method, t.URL, emptyObject(t.Headers), t.Body, t.Truncated, orNowAt(t.SentAt, at))
 		}
 		q := `INSERT INTO message_traces (message_id, attempt, seq, method, url, headers, body, truncated, sent_at) VALUES ` +
-			placeholders(len(batch), traceColumns)
+			placeholders(len(batch), traceColumns) + ` ON CONFLICT (message_id, attempt, seq) DO NOTHING`
 		if _, err := e.ExecContext(ctx, s.db.Rebind(q), args...); err != nil {
 			return err
 		}

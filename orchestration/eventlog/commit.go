@@ -13,10 +13,18 @@ import (
 // database is tried before its messages are committed one by one, to find the culprit.
 const permanentAttempts = 3
 
-// batch is one group commit: the events taken from each stream, in order.
+// batch is one group commit: the events taken from each stream, in order, and the traces
+// of streams that had traces and no event to carry them.
 type batch struct {
 	events []store.Event
 	parts  []part
+	alone  []lone
+}
+
+// lone is the traces of one stream taken without an event (stream.take).
+type lone struct {
+	s      *stream
+	traces []store.Trace
 }
 
 // part is the share of one stream in a batch.
@@ -52,14 +60,19 @@ func (l *Log) flushAll(b *batch) {
 	for {
 		b.reset()
 		l.take(b)
-		if len(b.events) == 0 {
+		if len(b.events) == 0 && len(b.alone) == 0 {
 			return
 		}
-		un, err := l.commit(b)
-		if errors.Is(err, errAbandoned) {
+		if len(b.events) > 0 {
+			un, err := l.commit(b)
+			if errors.Is(err, errAbandoned) {
+				return
+			}
+			l.publish(b, un)
+		}
+		if err := l.recordAlone(b.alone); errors.Is(err, errAbandoned) {
 			return
 		}
-		l.publish(b, un)
 	}
 }
 
@@ -67,7 +80,8 @@ func (l *Log) flushAll(b *batch) {
 func (b *batch) reset() {
 	clear(b.events)
 	clear(b.parts)
-	b.events, b.parts = b.events[:0], b.parts[:0]
+	clear(b.alone)
+	b.events, b.parts, b.alone = b.events[:0], b.parts[:0], b.alone[:0]
 }
 
 // take gathers into b, empty, up to MaxBatch waiting events, oldest dirty stream first. A
@@ -81,9 +95,13 @@ func (l *Log) take(b *batch) {
 		l.dirty = l.dirty[1:]
 		var n int
 		var more bool
-		b.events, n, more = s.take(l.opts.MaxBatch-len(b.events), b.events)
+		var alone []store.Trace
+		b.events, n, more, alone = s.take(l.opts.MaxBatch-len(b.events), b.events)
 		if n > 0 {
 			b.parts = append(b.parts, part{s: s, n: n})
+		}
+		if len(alone) > 0 {
+			b.alone = append(b.alone, lone{s: s, traces: alone})
 		}
 		if more {
 			l.dirty = append(l.dirty, s)
@@ -98,24 +116,68 @@ var errAbandoned = errors.New("eventlog: abandoned at close")
 // orchestrator decides when a turn has waited too long) and a few times on other errors,
 // after which each message is tried alone and those that still fail are reported lost.
 func (l *Log) commit(b *batch) (store.Unwritten, error) {
+	var un store.Unwritten
+	err := l.retry("event log commit", "events", len(b.events), func() (err error) {
+		un, err = l.commitOnce(b.events)
+		return err
+	})
+	switch {
+	case errors.Is(err, errAbandoned):
+		return store.Unwritten{}, err
+	case err != nil:
+		l.logger.Error("event log commit keeps failing; committing its messages one by one", "events", len(b.events), "err", err)
+		return l.commitEach(b), nil
+	}
+	return un, nil
+}
+
+// recordAlone writes the traces taken without an event, stream by stream, retrying as
+// commit does. Traces a store keeps refusing, or whose message this replica no longer
+// writes, are dropped: they are a record of what was sent, and the message's next commit of
+// events finds it lost.
+func (l *Log) recordAlone(alone []lone) error {
+	for _, a := range alone {
+		var written bool
+		err := l.retry("recording traces", "traces", len(a.traces), func() (err error) {
+			ctx, cancel := context.WithTimeout(context.Background(), l.opts.CommitTimeout)
+			defer cancel()
+			written, err = l.store.RecordTraces(ctx, l.owner, a.s.id, a.traces)
+			return err
+		})
+		switch {
+		case errors.Is(err, errAbandoned):
+			return err
+		case err != nil:
+			l.logger.Error("traces of a message cannot be written; dropping them", "message_id", a.s.id, "err", err)
+		case !written:
+			l.logger.Debug("traces of a message this replica no longer writes; dropping them", "message_id", a.s.id)
+		}
+	}
+	return nil
+}
+
+// retry calls write until it succeeds (nil), waiting with backoff while the database is
+// unreachable, as long as it takes, and giving up with write's error after
+// permanentAttempts other failures, or with errAbandoned when Close's deadline passes. Its
+// warnings say what failed and how many units (events, traces) it writes.
+func (l *Log) retry(what, unit string, n int, write func() error) error {
 	delay := l.opts.RetryMin
 	for attempt := 1; ; attempt++ {
-		un, err := l.commitOnce(b.events)
+		err := write()
 		if err == nil {
 			l.failingSince.Store(0)
-			return un, nil
+			return nil
 		}
 		retryable := store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded)
 		if !retryable && attempt >= permanentAttempts {
-			l.logger.Error("event log commit keeps failing; committing its messages one by one", "events", len(b.events), "err", err)
-			return l.commitEach(b), nil
+			return err
 		}
 		l.failingSince.CompareAndSwap(0, time.Now().UnixNano())
-		l.logger.Warn("event log commit failed; retrying", "events", len(b.events), "attempt", attempt, "retry_in", delay, "err", err)
+		l.logger.Warn(what+" failed; retrying", unit, n, "attempt", attempt, "retry_in", delay, "err", err)
 		select {
 		case <-time.After(delay):
 		case <-l.abandon:
-			return store.Unwritten{}, errAbandoned
+			return errAbandoned
 		}
 		delay = min(2*delay, l.opts.RetryMax)
 	}

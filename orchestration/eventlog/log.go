@@ -18,6 +18,7 @@ type Store interface {
 	CommitEvents(ctx context.Context, owner string, evs []store.Event) (store.Unwritten, error)
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
 	Watch(ctx context.Context, messageID string) error
+	RecordTraces(ctx context.Context, owner, messageID string, traces []store.Trace) (bool, error)
 }
 
 // Sentinel errors of appends.
@@ -175,11 +176,11 @@ func (l *Log) lingerOver(s *stream) {
 	l.queue(s)
 }
 
-// queue queues s for the committer when it holds events the committer has not taken and
-// is not queued yet (they linger).
+// queue queues s for the committer when it holds events or traces the committer has not
+// taken and is not queued yet (they linger).
 func (l *Log) queue(s *stream) {
 	s.mu.Lock()
-	queue := !s.queued && !s.lost && s.taken < len(s.events)
+	queue := !s.queued && !s.lost && s.pending()
 	s.queued = s.queued || queue
 	s.mu.Unlock()
 	if queue {

@@ -42,6 +42,8 @@ type gatedStore struct {
 	down    atomic.Bool
 	gate    chan struct{} // when non-nil, each commit waits for a receive
 
+	alone atomic.Int64 // writes of traces without events (RecordTraces), tried
+
 	mu        sync.Mutex
 	committed map[string]int64 // message → highest committed seq
 	traced    []int64          // seqs of the committed events that carried traces
@@ -72,6 +74,14 @@ func (g *gatedStore) CommitEvents(ctx context.Context, owner string, evs []store
 		g.mu.Unlock()
 	}
 	return un, err
+}
+
+func (g *gatedStore) RecordTraces(ctx context.Context, owner, messageID string, traces []store.Trace) (bool, error) {
+	g.alone.Add(1)
+	if g.down.Load() {
+		return false, fmt.Errorf("store: record traces: %w", syscall.ECONNREFUSED)
+	}
+	return g.Store.RecordTraces(ctx, owner, messageID, traces)
 }
 
 func (g *gatedStore) isCommitted(id string, seq int64) bool {
@@ -732,12 +742,13 @@ func trace(seq int) store.Trace {
 // TestRecordedTracesRideWithTheNextCommit: traces handed to the log are written with the
 // message's next commit, never with one that already happened (a turn records its request
 // once the first delta is committed, so the trace never delays it); through an outage they
-// are written once; after the terminal event the log takes none.
+// are written once; after the terminal event the log takes none. The linger is long here,
+// so no trace is written alone (TestRecordedTracesWithNothingToRideWithAreWrittenAlone).
 func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Linger: time.Hour})
 		defer closeLog(t, l)
 		id := newMessage(t, st, ownLease())
 		w := mustOpen(t, l, id, Opening{})
@@ -800,6 +811,81 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 		}
 		if err := w.Record([]store.Trace{trace(3)}); !errors.Is(err, ErrEnded) {
 			t.Fatalf("Record after the terminal event = %v, want ErrEnded", err)
+		}
+	})
+}
+
+// TestRecordedTracesWithNothingToRideWithAreWrittenAlone: traces recorded after the last
+// event appended (a turn's request, recorded once its first delta is out, while a slow model
+// thinks) are written on their own once the linger is over, so a generation does not hold
+// them; through an outage they are written once, and for a message another replica took
+// over they are dropped, not written.
+func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		g := newGated(st)
+		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Linger: 10 * time.Millisecond})
+		defer closeLog(t, l)
+		id := newMessage(t, st, store.Lease{Owner: owner, TTL: 300 * time.Millisecond})
+		w := mustOpen(t, l, id, Opening{})
+		stored := func() int {
+			t.Helper()
+			got, err := st.ListTraces(ctx, id, "u", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got)
+		}
+		waitStored := func(want int) {
+			t.Helper()
+			for deadline := time.Now().Add(5 * time.Second); stored() < want; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d traces stored after 5 s, want %d", stored(), want)
+				}
+			}
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		commits := g.commits.Load()
+
+		if err := w.Record([]store.Trace{trace(1)}); err != nil {
+			t.Fatal(err)
+		}
+		waitStored(1)
+		if n := g.commits.Load(); n != commits {
+			t.Errorf("%d commits of events for a trace alone, want none", n-commits)
+		}
+
+		g.down.Store(true)
+		tries := g.alone.Load()
+		if err := w.Record([]store.Trace{trace(2)}); err != nil {
+			t.Fatal(err)
+		}
+		for g.alone.Load() < tries+3 { // a few failed tries
+			time.Sleep(time.Millisecond)
+		}
+		g.down.Store(false)
+		waitStored(2)
+
+		time.Sleep(350 * time.Millisecond) // the lease expires; another replica claims it
+		claimed, err := st.ClaimOrphans(ctx, store.Lease{Owner: "replica-2", TTL: time.Hour}, false, 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim = %v, %v", claimed, err)
+		}
+		tries = g.alone.Load()
+		if err := w.Record([]store.Trace{trace(3)}); err != nil {
+			t.Fatal(err)
+		}
+		for g.alone.Load() == tries {
+			time.Sleep(time.Millisecond)
+		}
+		closeLog(t, l) // what it tried is over
+		if n := stored(); n != 2 {
+			t.Errorf("%d traces stored, want 2: none for a message another replica took over", n)
 		}
 	})
 }

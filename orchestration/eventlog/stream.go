@@ -88,26 +88,36 @@ func (s *stream) change() []func() {
 }
 
 // take hands up to n pending events to the committer, appending them to batch, and
-// reports how many it took and whether more remain.
-func (s *stream) take(n int, batch []store.Event) ([]store.Event, int, bool) {
+// reports how many it took and whether more remain. Traces handed over (Writer.Record)
+// ride on the first event taken; with none to take, they are returned alone, for a commit
+// of their own (store.RecordTraces).
+func (s *stream) take(n int, batch []store.Event) (_ []store.Event, k int, more bool, alone []store.Trace) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lost {
 		s.queued = false
-		return batch, 0, false
+		return batch, 0, false, nil
 	}
 	end := min(len(s.events), s.taken+n)
 	batch = append(batch, s.events[s.taken:end]...)
-	k := end - s.taken
-	if k > 0 && len(s.traces) > 0 { // on the batch's copy: followers read s.events unlocked
+	k = end - s.taken
+	switch {
+	case len(s.traces) == 0:
+	case k > 0: // on the batch's copy: followers read s.events unlocked
 		batch[len(batch)-k].Traces = s.traces
 		s.riding, s.traces = s.traces, nil
+	default:
+		alone, s.traces = s.traces, nil
 	}
 	s.taken = end
-	more := s.taken < len(s.events)
+	more = s.taken < len(s.events)
 	s.queued = more // the committer puts it back in the list when it took only part
-	return batch, k, more
+	return batch, k, more, alone
 }
+
+// pending reports whether s holds events or traces the committer has not taken; s.mu is
+// held.
+func (s *stream) pending() bool { return s.taken < len(s.events) || len(s.traces) > 0 }
 
 // refuse takes back the stream's next n events, which the store did not write because it
 // refused the finish that ends them: the terminal event, the last of them, is dropped

@@ -116,22 +116,32 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 }
 
 // Record hands over traces of the message's upstream requests: they are written with the
-// next commit that takes any of its events (one appended already, or the next one), under
-// the same fence. A turn records its requests with its reply's first delta instead of keeping
-// them, with the prompt in their bodies, until its terminal event. It never waits; after a
-// terminal event it is [ErrEnded] (the finish records what is left), and [ErrLost] once the
-// message is lost.
+// next commit that takes any of its events (one appended already, or one appended within
+// [Options.Linger]), under the same fence, or else on their own once the linger is over
+// (store.RecordTraces). A turn records its request once its reply's first delta has
+// reached clients: that commit, which the client waits on, then does not write the
+// request's kilobytes too, and the turn does not keep them, with the prompt in their
+// bodies, until its terminal event while a slow model thinks. It never waits; after a
+// terminal event it is [ErrEnded] (the finish records what is left), and [ErrLost] once
+// the message is lost.
 func (w *Writer) Record(traces []store.Trace) error {
 	s := w.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case s.lost:
+		s.mu.Unlock()
 		return fmt.Errorf("record traces of %s: %w", s.id, ErrLost)
 	case s.terminal:
+		s.mu.Unlock()
 		return fmt.Errorf("record traces of %s: %w", s.id, ErrEnded)
 	}
 	s.traces = append(s.traces, traces...)
+	linger := !s.queued && !s.lingering
+	s.lingering = s.lingering || linger
+	s.mu.Unlock()
+	if linger {
+		time.AfterFunc(w.log.opts.Linger, func() { w.log.lingerOver(s) })
+	}
 	return nil
 }
 
