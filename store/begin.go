@@ -76,38 +76,87 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // the same session changes both, so the slower of two writes nothing and its next read
 // finds the other running; a repeated client_request_id elsewhere still meets the unique
 // index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
+//
+// A session this replica created and has not begun a turn in yet is known before the read
+// (freshSessions): the turn is locked in on that guess before the read is sent, and the
+// read only confirms it, or the turn starts again on what it found.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	phases := [2]string{user.Phase, assistant.Phase}
+	guess, guessed := s.guess(user, assistant, start)
 	var row lockedSession
 	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
 	sess, err := conflicts(&row, user.UserID, err)
 	if err != nil {
 		return err
 	}
+	s.fresh.read(sess)
+	if guessed != nil && guess.confirms(sess) {
+		return s.writeLocked(ctx, nil, user, assistant, start.Lease, guessed)
+	}
+	user.Phase, assistant.Phase = phases[0], phases[1]
 	return s.writeBegun(ctx, nil, sess, user, assistant, start)
 }
 
-// writeBegun runs the caller's Prepare on the session as read, stamps the first events,
-// tells the caller the turn is locked in (Locked) and writes it: in tx, or on the pool when
-// tx is nil (PostgreSQL only).
+// guess locks the turn in on the session as this replica created it, when it did and the
+// session has had no turn yet: the session as guessed (before the turn's Prepare changed
+// it) and the turn locked in on it, or nils.
+func (s *Store) guess(user, assistant *Message, start TurnStart) (*lockedSession, *lockedTurn) {
+	guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()) // whatever follows, not fresh
+	if !ok || start.Locked == nil {
+		return nil, nil
+	}
+	pristine := *guess
+	locked, err := lockIn(guess, user, assistant, start)
+	if err != nil {
+		return nil, nil // the read's turn says it again, or not
+	}
+	return &pristine, locked
+}
+
+// writeBegun locks the turn in on the session as read (lockIn) and writes it: in tx, or on
+// the pool when tx is nil (PostgreSQL only).
 func (s *Store) writeBegun(ctx context.Context, tx *sqlx.Tx, sess *lockedSession, user, assistant *Message, start TurnStart) error {
+	locked, err := lockIn(sess, user, assistant, start)
+	if err != nil {
+		return err
+	}
+	return s.writeLocked(ctx, tx, user, assistant, start.Lease, locked)
+}
+
+// lockedTurn is a turn locked in on its session as read: what its write needs.
+type lockedTurn struct {
+	events []Event
+	write  *Session // the session to write, when the turn's Prepare changed it
+	read   turnVersion
+}
+
+// lockIn runs the caller's Prepare on the session as read, stamps the first events and
+// tells the caller the turn is locked in (Locked), which starts it.
+func lockIn(sess *lockedSession, user, assistant *Message, start TurnStart) (*lockedTurn, error) {
 	user.Phase, assistant.Phase = cmpOr(user.Phase, sess.Phase), cmpOr(assistant.Phase, sess.Phase)
 	read := turnVersion{updatedAt: sess.UpdatedAt, metadata: emptyObject(sess.Metadata)}
 	events, changed, err := firstEvents(&sess.Session, sess.Seen, assistant, start)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stampEvents(events)
 	if n := len(events); n > 0 {
 		assistant.LastEventID = events[n-1].Seq
 	}
-	var write *Session
+	locked := &lockedTurn{events: events, read: read}
 	if changed {
-		write = &sess.Session
+		locked.write = &sess.Session
 	}
 	if start.Locked != nil {
 		start.Locked()
 	}
-	if err := s.writeTurn(ctx, tx, user, assistant, start.Lease, events, write, read); err != nil {
+	return locked, nil
+}
+
+// writeLocked writes a locked-in turn: in tx, or on the pool when tx is nil (PostgreSQL
+// only).
+func (s *Store) writeLocked(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, t *lockedTurn) error {
+	if err := s.writeTurn(ctx, tx, user, assistant, lease, t.events, t.write, t.read); err != nil {
 		if errors.Is(err, errSessionMoved) {
 			return err
 		}

@@ -57,6 +57,9 @@ type Store struct {
 	rebinds sync.Map
 	locks   [2]string
 
+	// fresh is the sessions this replica created that have had no turn yet (PostgreSQL:
+	// a first turn starts before its session's read returns).
+	fresh *freshSessions
 	// bg ends when the store closes, stopping listener goroutines; wg waits for them.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -67,7 +70,7 @@ type Store struct {
 
 func newStore(db, rdb *sqlx.DB, driver, dsn string) *Store {
 	bg, stop := context.WithCancel(context.Background())
-	s := &Store{db: db, rdb: rdb, driver: driver, dsn: dsn, bg: bg, stopBg: stop}
+	s := &Store{db: db, rdb: rdb, driver: driver, dsn: dsn, bg: bg, stopBg: stop, fresh: newFreshSessions()}
 	s.locks = [2]string{s.buildLockQuery(false), s.buildLockQuery(true)}
 	return s
 }

@@ -173,3 +173,21 @@ func randomHex(t testing.TB, n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Another opens a second store on the PostgreSQL database of s, as another replica would
+// (its own pools and in-process state), closed when the test ends.
+func Another(t testing.TB, s *store.Store) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	var name string
+	if err := s.Pools()["main"].QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	u, err := url.Parse(adminURL(t))
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	u.Path = "/" + name
+	return openMigrated(t, u.String(), "")
+}
