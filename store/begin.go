@@ -44,6 +44,7 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 		if start.NewSession == nil {
 			return s.beginOnRead(ctx, user, assistant, start)
 		}
+		return s.beginInNewSession(ctx, user, assistant, start)
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -81,36 +82,84 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // (freshSessions): the turn is locked in on that guess before the read is sent, and the
 // read only confirms it, or the turn starts again on what it found.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	phases := [2]string{user.Phase, assistant.Phase}
-	guess, guessed := s.guess(user, assistant, start)
+	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
+	if guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()); ok { // whatever follows, not fresh
+		g = lockInGuess(guess, user, assistant, start)
+	}
 	var row lockedSession
 	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
-	sess, err := conflicts(&row, user.UserID, err)
-	if err != nil {
-		return err
-	}
-	s.fresh.read(sess)
-	if guessed != nil && guess.confirms(sess) {
-		return s.writeLocked(ctx, nil, user, assistant, start.Lease, guessed)
-	}
-	user.Phase, assistant.Phase = phases[0], phases[1]
-	return s.writeBegun(ctx, nil, sess, user, assistant, start)
+	return s.writeOnRead(ctx, nil, &row, err, g, user, assistant, start)
 }
 
-// guess locks the turn in on the session as this replica created it, when it did and the
-// session has had no turn yet: the session as guessed (before the turn's Prepare changed
-// it) and the turn locked in on it, or nils.
-func (s *Store) guess(user, assistant *Message, start TurnStart) (*lockedSession, *lockedTurn) {
-	guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()) // whatever follows, not fresh
-	if !ok || start.Locked == nil {
-		return nil, nil
+// beginInNewSession is a PostgreSQL turn that starts its session: a transaction (BEGIN, the
+// session inserted, found by the lock like any other, the write, COMMIT), whose turn is
+// locked in on the session it inserts before the transaction begins, as a fresh session's
+// is (beginOnRead); the lock's read confirms it, or the turn starts again on what it found.
+// A request with a client_request_id is not guessed: it may be a retry, which the read
+// finds, and its turn would have been started for nothing.
+func (s *Store) beginInNewSession(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
+	if user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
+		g = lockInGuess(s.fresh.created(start.NewSession), user, assistant, start)
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: create turn: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
+		return fmt.Errorf("store: create turn: %w", err)
+	}
+	var row lockedSession
+	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
+	if err := s.writeOnRead(ctx, tx, &row, err, g, user, assistant, start); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: create turn: commit: %w", err)
+	}
+	return nil
+}
+
+// guessed is a turn locked in on a guess of its session, before the begin's read: the
+// session as guessed (a copy, before the turn's Prepare changed it) and the turn, nil when
+// there was no guess; and the messages' phases before any lock-in set them.
+type guessed struct {
+	session *lockedSession
+	turn    *lockedTurn
+	phases  [2]string
+}
+
+// lockInGuess locks the turn in on guess (none without a Locked to start it, or when its
+// Prepare failed: the read's turn says so again, or not).
+func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart) guessed {
+	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
+	if start.Locked == nil {
+		return g
 	}
 	pristine := *guess
 	locked, err := lockIn(guess, user, assistant, start)
 	if err != nil {
-		return nil, nil // the read's turn says it again, or not
+		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
+		return g
 	}
-	return &pristine, locked
+	g.session, g.turn = &pristine, locked
+	return g
+}
+
+// writeOnRead writes the turn on what the begin's read found (row, err): as locked in on
+// the guess when the read confirms it, locked in again on the read otherwise.
+func (s *Store) writeOnRead(ctx context.Context, tx *sqlx.Tx, row *lockedSession, err error, g guessed, user, assistant *Message, start TurnStart) error {
+	sess, err := conflicts(row, user.UserID, err)
+	if err != nil {
+		return err
+	}
+	s.fresh.read(sess)
+	if g.turn != nil && g.session.confirms(sess) {
+		return s.writeLocked(ctx, tx, user, assistant, start.Lease, g.turn)
+	}
+	user.Phase, assistant.Phase = g.phases[0], g.phases[1]
+	return s.writeBegun(ctx, tx, sess, user, assistant, start)
 }
 
 // writeBegun locks the turn in on the session as read (lockIn) and writes it: in tx, or on

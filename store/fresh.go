@@ -13,7 +13,8 @@ import (
 // administrator activated a prompt) is dropped with the turn started on it, whose upstream
 // request is cancelled before its answer, and the turn starts again on the read, as after
 // a lost race. A client that creates a session and posts its first message at once, the
-// usual way to start a conversation, is what this serves.
+// usual way to start a conversation, is what this serves; a message that starts its own
+// session is guessed the same way (beginInNewSession).
 //
 // Its size is bounded: a session is forgotten at its first turn, at a write of this
 // replica that changes it, or after freshTTL; when freshMax are remembered, a new
@@ -41,8 +42,9 @@ func newFreshSessions() *freshSessions {
 	return &freshSessions{sessions: make(map[string]freshSession), prompts: make(map[string]bool)}
 }
 
-// put remembers sess, just inserted: no messages, no strategy, no conflicts.
+// put remembers sess, just inserted.
 func (f *freshSessions) put(sess *Session, at time.Time) {
+	row := f.created(sess)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.sessions) >= freshMax {
@@ -51,9 +53,18 @@ func (f *freshSessions) put(sess *Session, at time.Time) {
 			return
 		}
 	}
-	row := lockedSession{Session: *sess, Seen: Seen{Prompts: f.prompts[sess.Locale]}}
+	f.sessions[sess.ID] = freshSession{row: *row, at: at}
+}
+
+// created is the guess of the begin's read of sess, as inserted: no messages, no strategy,
+// no conflicts, and the stored prompts of its locale as the last read found them.
+func (f *freshSessions) created(sess *Session) *lockedSession {
+	f.mu.Lock()
+	prompts := f.prompts[sess.Locale]
+	f.mu.Unlock()
+	row := &lockedSession{Session: *sess, Seen: Seen{Prompts: prompts}}
 	row.utc()
-	f.sessions[sess.ID] = freshSession{row: row, at: at}
+	return row
 }
 
 // expire forgets the sessions remembered longer than freshTTL; f.mu is held.

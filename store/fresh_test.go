@@ -11,7 +11,7 @@ import (
 // TestAFreshSessionsFirstTurnStartsBeforeItsRead (PostgreSQL): the first turn in a session
 // this replica created is locked in on the session as created, before the begin's read is
 // sent, so its plan and upstream call do not wait for that round trip; the read still
-// decides. A session changed elsewhere since, a locale whose stored prompt the guess did
+// decides. So is a message's that starts its session, unless it may be a retry. A session changed elsewhere since, a locale whose stored prompt the guess did
 // not know of, or a conflict the read finds: the turn is locked in again on what the read
 // found, or refused. Later turns, and sessions this replica did not create, read first.
 func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
@@ -20,28 +20,31 @@ func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
 	db := s.Pools()["main"]
 	createTurn(t, s, newSession(t, s, "alice"), "warm-up", "") // its statements are prepared
 
-	// lockIn is one Locked call: how many statements CreateTurn had sent by then, and
+	// lockIn is one Locked call: how many round trips CreateTurn had made by then, and
 	// the session and Seen the turn was locked in on.
 	type lockIn struct {
 		sent    int64
 		title   string
 		prompts bool
 	}
-	begin := func(sess *store.Session, userID, text string) ([]lockIn, error) {
+	begin := func(sess *store.Session, userID, text, clientRequestID string, newSession bool) ([]lockIn, error) {
 		var locks []lockIn
 		var title string
 		var prompts bool
-		before := counter.Snapshot().Statements
+		before := counter.Snapshot().RoundTrips()
 		start := testStart
 		start.Prepare = func(row *store.Session, seen store.Seen) ([]store.Event, error) {
 			title, prompts = row.Title, seen.Prompts
 			return nil, nil
 		}
 		start.Locked = func() {
-			locks = append(locks, lockIn{counter.Snapshot().Statements - before, title, prompts})
+			locks = append(locks, lockIn{counter.Snapshot().RoundTrips() - before, title, prompts})
 		}
-		u, a := turn(sess, text, "")
+		u, a := turn(sess, text, clientRequestID)
 		u.UserID = userID
+		if newSession {
+			start.NewSession = sess
+		}
 		return locks, s.CreateTurn(ctx, u, a, start)
 	}
 	exec := func(q string, args ...any) {
@@ -55,12 +58,15 @@ func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
 	isNotFound := func(err error) bool { return errors.Is(err, store.ErrNotFound) }
 	isRunning := func(err error) bool { return errors.As(err, new(*store.GenerationRunningError)) }
 	cases := []struct {
-		name    string
-		setup   func(sess *store.Session) // after the session is created, before its first turn
-		turns   int                       // turns begun in it before the one checked
-		user    string
-		want    []lockIn
-		wantErr func(error) bool
+		name  string
+		setup func(sess *store.Session) // after the session is created, before its first turn
+		turns int                       // turns begun in it before the one checked
+		user  string
+		// newSession: the message starts its session (not created by POST /sessions);
+		// retry: with a client_request_id
+		newSession, retry bool
+		want              []lockIn
+		wantErr           func(error) bool
 	}{
 		{name: "created here", want: []lockIn{{0, "t", false}}},
 		{name: "its second turn", turns: 1, want: []lockIn{{1, "t", false}}},
@@ -82,10 +88,15 @@ func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: []lockIn{{0, "t", true}}, wantErr: isRunning},
+		{name: "a message that starts its session", newSession: true, want: []lockIn{{0, "t", true}}},
+		{name: "the same with a client_request_id", newSession: true, retry: true, want: []lockIn{{3, "t", true}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sess := newSession(t, s, "alice")
+			sess := &store.Session{ID: store.NewID(), UserID: "alice", Title: "t", Locale: "en", Phase: "strategy", Status: "active"}
+			if !tc.newSession {
+				sess = newSession(t, s, "alice")
+			}
 			for range tc.turns {
 				_, a := createTurn(t, s, sess, "earlier", "")
 				finish(t, s, a, store.StatusCompleted)
@@ -93,7 +104,11 @@ func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(sess)
 			}
-			locks, err := begin(sess, cmpOr(tc.user, "alice"), "checked")
+			crid := ""
+			if tc.retry {
+				crid = store.NewID()
+			}
+			locks, err := begin(sess, cmpOr(tc.user, "alice"), "checked", crid, tc.newSession)
 			switch {
 			case tc.wantErr != nil && (err == nil || !tc.wantErr(err)):
 				t.Fatalf("CreateTurn = %v, want the case's error", err)

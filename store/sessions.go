@@ -28,6 +28,20 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 
 // insertSession is CreateSession on e (the pool, or CreateTurn's transaction).
 func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
+	if err := fillSession(sess); err != nil {
+		return err
+	}
+	_, err := s.execFixed(ctx, e, `INSERT INTO sessions (`+sessionColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
+		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
+	return err
+}
+
+// fillSession fills what a new session's creator left empty, as it is stored: the id (a
+// UUIDv7), the times (now, to the microsecond) and the artifacts and metadata (an empty
+// object). Filling a filled session changes nothing.
+func fillSession(sess *Session) error {
 	if sess.UserID == "" {
 		return errors.New("no user")
 	}
@@ -41,11 +55,7 @@ func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *S
 	sess.UpdatedAt = dbTime(sess.UpdatedAt)
 	sess.Artifacts = emptyObject(sess.Artifacts)
 	sess.Metadata = emptyObject(sess.Metadata)
-	_, err := s.execFixed(ctx, e, `INSERT INTO sessions (`+sessionColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
-		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
-	return err
+	return nil
 }
 
 // GetSession returns the session id if it belongs to userID, and ErrNotFound otherwise.
