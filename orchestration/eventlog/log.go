@@ -55,6 +55,12 @@ type Options struct {
 	// Linger is how long an event appended with [Writer.AppendLater] may wait for the next
 	// one before it is committed alone (default 5ms).
 	Linger time.Duration
+	// TraceLinger is how long traces handed over with [Writer.Record] may wait for an event
+	// to ride with before they are written alone (default 100ms): a model streams a delta
+	// every 10–50 ms once it has begun, so a turn's request trace, recorded after its first
+	// delta, rides with the second one, and a generation whose model pauses holds it no
+	// longer than this.
+	TraceLinger time.Duration
 	// Observe, when set, is called after every commit attempt with the batch size, the
 	// time it took and its error (metrics).
 	Observe func(events int, took time.Duration, err error)
@@ -68,6 +74,7 @@ func (o Options) withDefaults() Options {
 	o.RetryMax = cmpOr(o.RetryMax, 2*time.Second)
 	o.CommitTimeout = cmpOr(o.CommitTimeout, 10*time.Second)
 	o.Linger = cmpOr(o.Linger, 5*time.Millisecond)
+	o.TraceLinger = cmpOr(o.TraceLinger, 100*time.Millisecond)
 	return o
 }
 
@@ -172,6 +179,15 @@ func (l *Log) markDirty(s *stream) {
 func (l *Log) lingerOver(s *stream) {
 	s.mu.Lock()
 	s.lingering = false
+	s.mu.Unlock()
+	l.queue(s)
+}
+
+// tracesDue ends the wait of s's traces for an event to ride with: they are queued for the
+// committer, alone if no event came.
+func (l *Log) tracesDue(s *stream) {
+	s.mu.Lock()
+	s.tracesWait = false
 	s.mu.Unlock()
 	l.queue(s)
 }

@@ -742,13 +742,13 @@ func trace(seq int) store.Trace {
 // TestRecordedTracesRideWithTheNextCommit: traces handed to the log are written with the
 // message's next commit, never with one that already happened (a turn records its request
 // once the first delta is committed, so the trace never delays it); through an outage they
-// are written once; after the terminal event the log takes none. The linger is long here,
-// so no trace is written alone (TestRecordedTracesWithNothingToRideWithAreWrittenAlone).
+// are written once; after the terminal event the log takes none. Their linger is long
+// here, so no trace is written alone (TestRecordedTracesWithNothingToRideWithAreWrittenAlone).
 func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Linger: time.Hour})
+		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, TraceLinger: time.Hour})
 		defer closeLog(t, l)
 		id := newMessage(t, st, ownLease())
 		w := mustOpen(t, l, id, Opening{})
@@ -817,14 +817,14 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 
 // TestRecordedTracesWithNothingToRideWithAreWrittenAlone: traces recorded after the last
 // event appended (a turn's request, recorded once its first delta is out, while a slow model
-// thinks) are written on their own once the linger is over, so a generation does not hold
+// pauses) are written on their own once their linger is over, so a generation does not hold
 // them; through an outage they are written once, and for a message another replica took
 // over they are dropped, not written.
 func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Linger: 10 * time.Millisecond})
+		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, TraceLinger: 10 * time.Millisecond})
 		defer closeLog(t, l)
 		id := newMessage(t, st, store.Lease{Owner: owner, TTL: 300 * time.Millisecond})
 		w := mustOpen(t, l, id, Opening{})

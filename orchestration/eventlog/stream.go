@@ -14,22 +14,23 @@ type stream struct {
 	id     string
 	onLost func()
 
-	mu        sync.Mutex
-	base      int64         // seq of the event before events[0]
-	events    []store.Event // committed prefix, then events still to be committed
-	committed int           // events[:committed] are in the database
-	taken     int           // events[:taken] are committed or in the committer's hands
-	queued    bool          // in the log's dirty list: the committer will take what is pending
-	lingering bool          // a linger timer will queue the stream (see Writer.AppendLater)
-	changed   chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
-	gen       uint64        // counts the changes: a cursor arms its wake once per change
-	wakes     []func()      // cursors' wakes (Cursor.NextFunc), called once at the next change
-	terminal  bool          // a terminal event was appended
-	done      bool          // nothing more will be committed here: terminal committed, or lost
-	lost      bool          // another replica owns the message, or its events could not be written
-	refused   bool          // the store refused the finish; cleared when the producer learns it (Wait)
-	traces    []store.Trace // handed over by Writer.Record, to ride with the next commit of events
-	riding    []store.Trace // traces on the batch in the committer's hands
+	mu         sync.Mutex
+	base       int64         // seq of the event before events[0]
+	events     []store.Event // committed prefix, then events still to be committed
+	committed  int           // events[:committed] are in the database
+	taken      int           // events[:taken] are committed or in the committer's hands
+	queued     bool          // in the log's dirty list: the committer will take what is pending
+	lingering  bool          // a linger timer will queue the stream (see Writer.AppendLater)
+	tracesWait bool          // a timer will queue the stream's traces (see Writer.Record)
+	changed    chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
+	gen        uint64        // counts the changes: a cursor arms its wake once per change
+	wakes      []func()      // cursors' wakes (Cursor.NextFunc), called once at the next change
+	terminal   bool          // a terminal event was appended
+	done       bool          // nothing more will be committed here: terminal committed, or lost
+	lost       bool          // another replica owns the message, or its events could not be written
+	refused    bool          // the store refused the finish; cleared when the producer learns it (Wait)
+	traces     []store.Trace // handed over by Writer.Record, to ride with the next commit of events
+	riding     []store.Trace // traces on the batch in the committer's hands
 }
 
 func newStream(id string, o Opening) *stream {

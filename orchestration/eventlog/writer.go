@@ -117,7 +117,7 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 
 // Record hands over traces of the message's upstream requests: they are written with the
 // next commit that takes any of its events (one appended already, or one appended within
-// [Options.Linger]), under the same fence, or else on their own once the linger is over
+// [Options.TraceLinger]), under the same fence, or else on their own once that is over
 // (store.RecordTraces). A turn records its request once its reply's first delta has
 // reached clients: that commit, which the client waits on, then does not write the
 // request's kilobytes too, and the turn does not keep them, with the prompt in their
@@ -136,11 +136,11 @@ func (w *Writer) Record(traces []store.Trace) error {
 		return fmt.Errorf("record traces of %s: %w", s.id, ErrEnded)
 	}
 	s.traces = append(s.traces, traces...)
-	linger := !s.queued && !s.lingering
-	s.lingering = s.lingering || linger
+	wait := !s.queued && !s.tracesWait
+	s.tracesWait = s.tracesWait || wait
 	s.mu.Unlock()
-	if linger {
-		time.AfterFunc(w.log.opts.Linger, func() { w.log.lingerOver(s) })
+	if wait { // like a linger's timer: after Close it finds nobody to commit for
+		time.AfterFunc(w.log.opts.TraceLinger, func() { w.log.tracesDue(s) })
 	}
 	return nil
 }
