@@ -735,6 +735,16 @@ func TestRefusedFinish(t *testing.T) {
 	})
 }
 
+// storedTraces counts the traces the database has of message id.
+func storedTraces(t *testing.T, st *store.Store, id string) int {
+	t.Helper()
+	got, err := st.ListTraces(context.Background(), id, "u", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(got)
+}
+
 func trace(seq int) store.Trace {
 	return store.Trace{Attempt: 1, Seq: seq, Method: "POST", URL: "http://up/v1/responses", Body: fmt.Sprintf(`{"n":%d}`, seq)}
 }
@@ -752,14 +762,7 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 		defer closeLog(t, l)
 		id := newMessage(t, st, ownLease())
 		w := mustOpen(t, l, id, Opening{})
-		stored := func() int {
-			t.Helper()
-			got, err := st.ListTraces(ctx, id, "u", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return len(got)
-		}
+		stored := func() int { t.Helper(); return storedTraces(t, st, id) }
 		appendDelta := func(i int) {
 			t.Helper()
 			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
@@ -828,14 +831,7 @@ func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 		defer closeLog(t, l)
 		id := newMessage(t, st, store.Lease{Owner: owner, TTL: 300 * time.Millisecond})
 		w := mustOpen(t, l, id, Opening{})
-		stored := func() int {
-			t.Helper()
-			got, err := st.ListTraces(ctx, id, "u", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return len(got)
-		}
+		stored := func() int { t.Helper(); return storedTraces(t, st, id) }
 		waitStored := func(want int) {
 			t.Helper()
 			for deadline := time.Now().Add(5 * time.Second); stored() < want; time.Sleep(time.Millisecond) {
