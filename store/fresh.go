@@ -8,7 +8,7 @@ import (
 // freshSessions remembers, on PostgreSQL, the sessions this replica created that have not
 // had a turn yet, as the begin's read would find them. A session's first turn then starts
 // on that guess (its plan and its upstream call) while the read is on its way, instead of
-// after it: the read's round trip leaves the first delta's path (beginOnGuess). The read
+// after it: the read's round trip leaves the first delta's path (beginOnRead). The read
 // still decides. A guess it does not confirm (the session changed on another replica, an
 // administrator activated a prompt) is dropped with the turn started on it, whose upstream
 // request is cancelled before its answer, and the turn starts again on the read, as after
@@ -17,8 +17,8 @@ import (
 // session is guessed the same way (beginInNewSession).
 //
 // Its size is bounded: a session is forgotten at its first turn, at a write of this
-// replica that changes it, or after freshTTL; when freshMax are remembered, a new
-// session is not.
+// replica that changes it, or after freshTTL (dropped when the map is full); when freshMax
+// are still remembered, a new session is not.
 type freshSessions struct {
 	mu       sync.Mutex
 	sessions map[string]freshSession
