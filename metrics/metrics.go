@@ -9,7 +9,7 @@
 //
 // Who reports what: the API reports requests, open event streams and, among them, the
 // followers of an existing message ([Metrics.FollowerOpened], [Metrics.FollowerClosed]);
-// the orchestrator reports turns ([Metrics.TurnStarted], [Metrics.FirstDelta],
+// the orchestrator reports turns ([Metrics.TurnStarted], [Metrics.TurnRestarted], [Metrics.FirstDelta],
 // [Metrics.TurnEnded]) and upstream errors ([Metrics.UpstreamError]); the event log its
 // group commits ([Metrics.CommitObserved]).
 package metrics
@@ -43,6 +43,7 @@ type Metrics struct {
 	streamsOpen     prometheus.Gauge
 
 	turnsStarted prometheus.Counter
+	turnRestarts prometheus.Counter
 	turnsRunning prometheus.Gauge
 	turnsEnded   *prometheus.CounterVec
 	firstDelta   prometheus.Histogram
@@ -65,7 +66,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC, collectors.MetricsMemory, collectors.MetricsScheduler)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.streamsOpen,
-		m.turnsStarted, m.turnsRunning, m.turnsEnded, m.firstDelta, m.turnDuration,
+		m.turnsStarted, m.turnRestarts, m.turnsRunning, m.turnsEnded, m.firstDelta, m.turnDuration,
 		m.upstreamErrors, m.commitSeconds, m.commitEvents, m.commitErrors, m.followersOpen,
 	)
 	return m
@@ -111,6 +112,11 @@ func (m *Metrics) TurnStarted() {
 	m.turnsStarted.Inc()
 	m.turnsRunning.Inc()
 }
+
+// TurnRestarted counts a turn started again before its begin committed: the begin lost a
+// race, or its read did not confirm the session the turn had started on (a fresh
+// session's guess, store/fresh.go), whose upstream request was then cancelled.
+func (m *Metrics) TurnRestarted() { m.turnRestarts.Inc() }
 
 // FirstDelta observes the time from a turn's start to its first content delta.
 func (m *Metrics) FirstDelta(d time.Duration) { m.firstDelta.Observe(d.Seconds()) }

@@ -36,6 +36,7 @@ func TestEveryMethodShows(t *testing.T) {
 	m.StreamClosed()
 	m.TurnStarted()
 	m.TurnStarted()
+	m.TurnRestarted()
 	m.FirstDelta(300 * time.Millisecond)
 	m.TurnEnded(OutcomeFailed, "upstream_timeout", 61*time.Second)
 	m.UpstreamError("rate_limited", 2)
@@ -50,6 +51,7 @@ func TestEveryMethodShows(t *testing.T) {
 		`phaseflow_http_request_duration_seconds_count{method="GET",route="/api/v1/sessions"} 1`,
 		`phaseflow_event_streams_open 1`,
 		`phaseflow_turns_started_total 2`,
+		`phaseflow_turn_restarts_total 1`,
 		`phaseflow_turns_running 1`,
 		`phaseflow_turns_total{code="upstream_timeout",outcome="failed"} 1`,
 		`phaseflow_turn_first_delta_seconds_bucket{le="0.5"} 1`,

@@ -5,6 +5,7 @@ import "time"
 // Metrics receives what operators alert on about turns (package metrics implements it).
 type Metrics interface {
 	TurnStarted()
+	TurnRestarted()
 	FirstDelta(d time.Duration)
 	TurnEnded(outcome, code string, d time.Duration)
 	UpstreamError(code string, endpointID int)
@@ -14,6 +15,7 @@ type Metrics interface {
 type noMetrics struct{}
 
 func (noMetrics) TurnStarted()                            {}
+func (noMetrics) TurnRestarted()                          {}
 func (noMetrics) FirstDelta(time.Duration)                {}
 func (noMetrics) TurnEnded(string, string, time.Duration) {}
 func (noMetrics) UpstreamError(string, int)               {}
