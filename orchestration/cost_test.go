@@ -3,17 +3,10 @@ package orchestration
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/phaseflow/phaseflow/handlers"
-	"github.com/phaseflow/phaseflow/mcpcontext"
-	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/session"
-	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
@@ -49,19 +42,8 @@ func TestDatabaseCostOfATurn(t *testing.T) {
 		deltas, text = append(deltas, text[:n]), text[n:]
 	}
 	up := &fakeUpstream{scripts: []script{{deltas: deltas}}}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	log := eventlog.New(st, "replica-cost", logger, eventlog.Options{})
-	key, _ := mcpcontext.GenerateKey()
-	signer, _ := mcpcontext.NewSigner(key, "")
-	orch := New(Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second},
-		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		orch.Shutdown(ctx)
-		_ = log.Close(ctx)
-	})
-	h := &harness{t: t, st: nil, log: log, orch: orch}
+	h := harnessOnStore(t, st, up, nil)
+	orch := h.orch
 	ctx := context.Background()
 	sessCtx, sessCost := counter.Scope(ctx)
 	sess, err := orch.CreateSession(sessCtx, "u1", "t", "en")

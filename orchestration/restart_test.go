@@ -2,18 +2,11 @@ package orchestration
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/phaseflow/phaseflow/handlers"
-	"github.com/phaseflow/phaseflow/mcpcontext"
-	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/session"
-	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
@@ -33,20 +26,9 @@ func TestAFirstTurnOnAStaleGuessStartsAgain(t *testing.T) {
 	st := storetest.Postgres(t)
 	other := storetest.Another(t, st)
 	up := &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	log := eventlog.New(st, "replica-a", logger, eventlog.Options{})
-	key, _ := mcpcontext.GenerateKey()
-	signer, _ := mcpcontext.NewSigner(key, "")
 	restarts := &restartCount{}
-	orch := New(Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second},
-		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger, Metrics: restarts})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		orch.Shutdown(ctx)
-		_ = log.Close(ctx)
-	})
-	h := &harness{t: t, log: log, orch: orch}
+	h := harnessOnStore(t, st, up, restarts)
+	orch := h.orch
 	ctx := context.Background()
 
 	cases := []struct {

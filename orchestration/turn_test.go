@@ -139,6 +139,26 @@ func newHarnessOn(t *testing.T, up *fakeUpstream, wrap func(*store.Store) Store,
 	return &harness{t: t, st: st, log: log, orch: orch}
 }
 
+// harnessOnStore is an orchestrator on st (a store the test set up itself, such as a
+// PostgreSQL one whose statements it counts), with m receiving its turn metrics (nil:
+// none).
+func harnessOnStore(t *testing.T, st *store.Store, up *fakeUpstream, m Metrics) *harness {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := eventlog.New(st, "replica-test", logger, eventlog.Options{})
+	key, _ := mcpcontext.GenerateKey()
+	signer, _ := mcpcontext.NewSigner(key, "")
+	orch := New(Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second},
+		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger, Metrics: m})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		orch.Shutdown(ctx)
+		_ = log.Close(ctx)
+	})
+	return &harness{t: t, st: st, log: log, orch: orch}
+}
+
 // follow reads a message's events to its terminal event.
 func (h *harness) follow(id string) []store.Event {
 	h.t.Helper()

@@ -29,8 +29,8 @@ var errSessionMoved = errors.New("store: create turn: the session changed while 
 // createTurnTx is one attempt of CreateTurn. On PostgreSQL a turn in an existing session is
 // two round trips and no transaction of its own (beginOnRead); a new session, which must not
 // exist unless the turn does, takes a transaction: BEGIN, the session inserted, found by
-// the lock like any other, the write, COMMIT (a conflict rolls the session back with the
-// rest). SQLite always takes its transaction: in process, it costs no round trips.
+// the lock like any other, the write, COMMIT (beginInTx). SQLite always takes its
+// transaction: in process, it costs no round trips.
 func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if s.isPostgres() {
 		// Prepared before any transaction: preparing in one would wait for a second
@@ -44,31 +44,8 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 		if start.NewSession == nil {
 			return s.beginOnRead(ctx, user, assistant, start)
 		}
-		return s.beginInNewSession(ctx, user, assistant, start)
 	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: create turn: %w", err)
-	}
-	defer tx.Rollback()
-	if start.NewSession != nil {
-		if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
-			return fmt.Errorf("store: create turn: %w", err)
-		}
-	}
-	var row lockedSession
-	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
-	sess, err := conflicts(&row, user.UserID, err)
-	if err != nil {
-		return err
-	}
-	if err := s.writeBegun(ctx, tx, sess, user, assistant, start); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: create turn: commit: %w", err)
-	}
-	return nil
+	return s.beginInTx(ctx, user, assistant, start)
 }
 
 // beginOnRead is a PostgreSQL turn in an existing session: the session read with its
@@ -91,15 +68,16 @@ func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start
 	return s.writeOnRead(ctx, nil, &row, err, g, user, assistant, start)
 }
 
-// beginInNewSession is a PostgreSQL turn that starts its session: a transaction (BEGIN, the
-// session inserted, found by the lock like any other, the write, COMMIT), whose turn is
-// locked in on the session it inserts before the transaction begins, as a fresh session's
-// is (beginOnRead); the lock's read confirms it, or the turn starts again on what it found.
-// A request with a client_request_id is not guessed: it may be a retry, which the read
-// finds, and its turn would have been started for nothing.
-func (s *Store) beginInNewSession(ctx context.Context, user, assistant *Message, start TurnStart) error {
+// beginInTx is a turn begun in a transaction: BEGIN, a new session inserted, the session
+// found by the lock like any other, the write, COMMIT (a conflict rolls the session back
+// with the rest). On PostgreSQL a turn that starts its session is locked in on the session
+// it inserts before the transaction begins, as a fresh session's is (beginOnRead), and the
+// lock's read confirms it, or the turn starts again on what it found; not when it has a
+// client_request_id: it may be a retry, which the read finds, and its turn would have been
+// started for nothing. SQLite, in process, has no round trips to save.
+func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
-	if user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
+	if s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
 		g = lockInGuess(s.fresh.created(start.NewSession), user, assistant, start)
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -107,8 +85,10 @@ func (s *Store) beginInNewSession(ctx context.Context, user, assistant *Message,
 		return fmt.Errorf("store: create turn: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
-		return fmt.Errorf("store: create turn: %w", err)
+	if start.NewSession != nil {
+		if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
+			return fmt.Errorf("store: create turn: %w", err)
+		}
 	}
 	var row lockedSession
 	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)

@@ -14,7 +14,7 @@ import (
 // request is cancelled before its answer, and the turn starts again on the read, as after
 // a lost race. A client that creates a session and posts its first message at once, the
 // usual way to start a conversation, is what this serves; a message that starts its own
-// session is guessed the same way (beginInNewSession).
+// session is guessed the same way (beginInTx).
 //
 // Its size is bounded: a session is forgotten at its first turn, at a write of this
 // replica that changes it, or after freshTTL (dropped when the map is full); when freshMax
