@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -27,16 +28,17 @@ type lockedSession struct {
 var errSessionMoved = errors.New("store: create turn: the session changed while the turn began")
 
 // createTurnTx is one attempt of CreateTurn. On PostgreSQL a turn in an existing session is
-// two round trips and no transaction of its own (beginOnRead); a new session, which must not
-// exist unless the turn does, takes a transaction: BEGIN, the session inserted, found by
-// the lock like any other, the write, COMMIT (beginInTx). SQLite always takes its
-// transaction: in process, it costs no round trips.
+// two round trips and no transaction of its own (beginOnRead), one in a session this
+// replica has just created; a new session, which must not exist unless the turn does,
+// takes a transaction: BEGIN, the session inserted, found by the lock like any other (not
+// when guessed), the write, COMMIT (beginInTx). SQLite always takes its transaction: in
+// process, it costs no round trips.
 func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	if s.isPostgres() {
 		// Prepared before any transaction: preparing in one would wait for a second
 		// connection while holding one (see prepared.go). After the first turn, a map
 		// lookup each.
-		for _, q := range []string{s.lockQuery(true), s.lockQuery(false), writeTurnPG} {
+		for _, q := range []string{s.lockQuery(true), s.lockQuery(false), writeTurnPG, writeGuessedPG} {
 			if _, err := s.prepared(ctx, q); err != nil {
 				return fmt.Errorf("store: create turn: prepare: %w", err)
 			}
@@ -55,26 +57,30 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // finds the other running; a repeated client_request_id elsewhere still meets the unique
 // index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
 //
-// A session this replica created and has not begun a turn in yet is known before the read
-// (freshSessions): the turn is locked in on that guess before the read is sent, and the
-// read only confirms it, or the turn starts again on what it found.
+// A session this replica created and has not begun a turn in yet is known without the read
+// (freshSessions): the turn is locked in on that guess and written at once (writeGuess). A
+// first turn is then one round trip, and its begin commits while its plan is made instead
+// of after it.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()); ok { // whatever follows, not fresh
 		g = lockInGuess(guess, user, assistant, start)
 	}
+	if done, err := s.writeGuess(ctx, nil, &g, user, assistant, start.Lease); done {
+		return err
+	}
 	var row lockedSession
 	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
-	return s.writeOnRead(ctx, nil, &row, err, g, user, assistant, start)
+	return s.writeOnRead(ctx, nil, &row, err, user, assistant, start)
 }
 
 // beginInTx is a turn begun in a transaction: BEGIN, a new session inserted, the session
 // found by the lock like any other, the write, COMMIT (a conflict rolls the session back
 // with the rest). On PostgreSQL a turn that starts its session is locked in on the session
-// it inserts before the transaction begins, as a fresh session's is (beginOnRead), and the
-// lock's read confirms it, or the turn starts again on what it found; not when it has a
-// client_request_id: it may be a retry, which the read finds, and its turn would have been
-// started for nothing. SQLite, in process, has no round trips to save.
+// it inserts before the transaction begins, as a fresh session's is (beginOnRead), and
+// written without the lock's read (writeGuess); not when it has a client_request_id: it
+// may be a retry, which the read finds, and its turn would have been started for nothing.
+// SQLite, in process, has no round trips to save.
 func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
@@ -90,9 +96,13 @@ func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start T
 			return fmt.Errorf("store: create turn: %w", err)
 		}
 	}
-	var row lockedSession
-	err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
-	if err := s.writeOnRead(ctx, tx, &row, err, g, user, assistant, start); err != nil {
+	done, err := s.writeGuess(ctx, tx, &g, user, assistant, start.Lease)
+	if !done {
+		var row lockedSession
+		err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
+		err = s.writeOnRead(ctx, tx, &row, err, user, assistant, start)
+	}
+	if err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -101,50 +111,67 @@ func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start T
 	return nil
 }
 
-// guessed is a turn locked in on a guess of its session, before the begin's read: the
-// session as guessed (a copy, before the turn's Prepare changed it) and the turn, nil when
-// there was no guess; and the messages' phases before any lock-in set them.
+// guessed is a turn locked in on a guess of its session, before any read (nil when there
+// was no guess), and the messages' phases before any lock-in set them.
 type guessed struct {
-	session *lockedSession
-	turn    *lockedTurn
-	phases  [2]string
+	turn   *lockedTurn
+	phases [2]string
 }
 
 // lockInGuess locks the turn in on guess (none without a Locked to start it, or when its
-// Prepare failed: the read's turn says so again, or not).
+// Prepare failed: the read's turn says so again, or not). Its write is to check what the
+// guess assumed a read would find (turnVersion.unread).
+//
+// It then yields, so that the turn Locked has just started plans and sends its upstream
+// request before the begin's first round trip. A statement sent to PostgreSQL on a busy
+// core can hold the sending thread while the backend it wakes does the work (Linux runs a
+// backend woken by a socket write on the writer's core, ahead of the writer: seen with
+// perf's sched events on the loadbench machine, about half a millisecond of the begin's
+// write), and with one thread that holds the whole replica. Turn by turn at c=1 against
+// the build without the yield, loadbench's turn in a fresh session: first delta p50 5.49,
+// 4.82 → 4.84, 4.55 ms (README, Performance).
 func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart) guessed {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if start.Locked == nil {
 		return g
 	}
-	pristine := *guess
 	locked, err := lockIn(guess, user, assistant, start)
 	if err != nil {
 		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
 		return g
 	}
-	g.session, g.turn = &pristine, locked
+	seen := guess.Seen
+	locked.read.unread = &seen
+	g.turn = locked
+	runtime.Gosched()
 	return g
 }
 
-// writeOnRead writes the turn on what the begin's read found (row, err): as locked in on
-// the guess when the read confirms it, locked in again on the read otherwise.
-func (s *Store) writeOnRead(ctx context.Context, tx *sqlx.Tx, row *lockedSession, err error, g guessed, user, assistant *Message, start TurnStart) error {
+// writeGuess writes a turn locked in on a guess (g.turn), without the begin's read: in tx,
+// or on the pool when tx is nil. Its statement, writeGuessedPG, checks in the database what
+// the read would have found and the guess assumed. It reports whether that settled the
+// begin: written, or refused by a unique index (CreateTurn reads again and names the
+// conflict). A guess the database did not confirm wrote nothing: g is dropped, and the
+// begin goes on to its read; the turn is locked in again on what that finds.
+func (s *Store) writeGuess(ctx context.Context, tx *sqlx.Tx, g *guessed, user, assistant *Message, lease Lease) (bool, error) {
+	if g.turn == nil {
+		return false, nil
+	}
+	if err := s.writeLocked(ctx, tx, user, assistant, lease, g.turn); !errors.Is(err, errSessionMoved) {
+		return true, err
+	}
+	user.Phase, assistant.Phase = g.phases[0], g.phases[1]
+	*g = guessed{phases: g.phases}
+	return false, nil
+}
+
+// writeOnRead locks the turn in on what the begin's read found (row, err) and writes it.
+func (s *Store) writeOnRead(ctx context.Context, tx *sqlx.Tx, row *lockedSession, err error, user, assistant *Message, start TurnStart) error {
 	sess, err := conflicts(row, user.UserID, err)
 	if err != nil {
 		return err
 	}
 	s.fresh.read(sess)
-	if g.turn != nil && g.session.confirms(sess) {
-		return s.writeLocked(ctx, tx, user, assistant, start.Lease, g.turn)
-	}
-	user.Phase, assistant.Phase = g.phases[0], g.phases[1]
-	return s.writeBegun(ctx, tx, sess, user, assistant, start)
-}
-
-// writeBegun locks the turn in on the session as read (lockIn) and writes it: in tx, or on
-// the pool when tx is nil (PostgreSQL only).
-func (s *Store) writeBegun(ctx context.Context, tx *sqlx.Tx, sess *lockedSession, user, assistant *Message, start TurnStart) error {
 	locked, err := lockIn(sess, user, assistant, start)
 	if err != nil {
 		return err
@@ -194,10 +221,13 @@ func (s *Store) writeLocked(ctx context.Context, tx *sqlx.Tx, user, assistant *M
 	return nil
 }
 
-// turnVersion is the session as a begin read it: its write checks it is unchanged.
+// turnVersion is the session as a begin read it: its write checks it is unchanged. unread
+// is set for a session known without a read (freshSessions), to what the guess assumed
+// the read would find: the write checks that too (writeGuessedPG).
 type turnVersion struct {
 	updatedAt time.Time
 	metadata  JSON
+	unread    *Seen
 }
 
 // lockQuery is the begin's read: the session with its conflicts and what the plan's reads
@@ -286,16 +316,20 @@ func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Mes
 	if err != nil {
 		return err
 	}
+	q := writeTurnPG
+	if read.unread != nil {
+		q = writeGuessedPG
+	}
 	var written int
-	switch st := s.ready(writeTurnPG); {
+	switch st := s.ready(q); {
 	case tx == nil && st != nil:
 		err = st.QueryRowContext(ctx, args...).Scan(&written)
 	case tx == nil:
-		err = s.db.QueryRowContext(ctx, writeTurnPG, args...).Scan(&written)
+		err = s.db.QueryRowContext(ctx, q, args...).Scan(&written)
 	case st != nil:
 		err = tx.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&written)
 	default:
-		err = tx.QueryRowContext(ctx, writeTurnPG, args...).Scan(&written)
+		err = tx.QueryRowContext(ctx, q, args...).Scan(&written)
 	}
 	if err == nil && written == 0 {
 		return errSessionMoved
@@ -310,12 +344,30 @@ func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Mes
 // the user's message (no lease), the assistant's (claimed for $45 seconds, none when 0) and
 // the first events (arrays) are inserted only if it matched. It returns how many sessions
 // matched: 1, or 0 when the session changed (or went) since the read.
-const writeTurnPG = `WITH s AS (
+const writeTurnPG = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
+	RETURNING id
+` + writeTurnRest
+
+// writeGuessedPG is writeTurnPG for a session nobody read (writeGuess): its session
+// update also checks what the begin's read would have found and the guess assumed (Seen of
+// a session without turns: the user's, no message, no strategy, and whether its locale has
+// a stored prompt active, $57), so a guess the database does not confirm writes nothing.
+const writeGuessedPG = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
+		AND user_id = $3
+		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = $53)
+		AND NOT EXISTS (SELECT 1 FROM strategies x WHERE x.session_id = $53 AND x.user_id = $3)
+		AND EXISTS (SELECT 1 FROM prompts p WHERE p.locale = sessions.locale AND p.active) = $57::bool
+	RETURNING id
+` + writeTurnRest
+
+// writeTurnSession and writeTurnRest are writeTurnPG and writeGuessedPG but for the
+// condition of the session update.
+const (
+	writeTurnSession = `WITH s AS (
 	UPDATE sessions SET metadata = CASE WHEN $54::bool THEN $51 ELSE metadata END,
 		updated_at = CASE WHEN $54::bool THEN $52::timestamptz ELSE updated_at END
-	WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
-	RETURNING id
-), u AS (
+	`
+	writeTurnRest = `), u AS (
 	INSERT INTO messages (` + messageInsertColumns + `)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		NULL
@@ -334,11 +386,12 @@ const writeTurnPG = `WITH s AS (
 	WHERE EXISTS (SELECT 1 FROM s)
 )
 SELECT count(*) FROM s`
+)
 
 // writeTurnArgs lays a turn's write out as writeTurnPG's parameters.
 func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *Session, read turnVersion) ([]any, error) {
 	user.Owner, assistant.Owner = "", lease.Owner
-	args := make([]any, 0, 56)
+	args := make([]any, 0, 57)
 	for _, m := range []*Message{user, assistant} {
 		args = append(args, m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
 			m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
@@ -356,7 +409,11 @@ func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *
 	} else {
 		args = append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID, true)
 	}
-	return append(args, read.updatedAt, read.metadata), nil
+	args = append(args, read.updatedAt, read.metadata)
+	if read.unread != nil {
+		args = append(args, read.unread.Prompts)
+	}
+	return args, nil
 }
 
 // writeTurnEach is writeTurn as separate statements (SQLite: no data-modifying WITH).

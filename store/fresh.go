@@ -7,14 +7,15 @@ import (
 
 // freshSessions remembers, on PostgreSQL, the sessions this replica created that have not
 // had a turn yet, as the begin's read would find them. A session's first turn then starts
-// on that guess (its plan and its upstream call) while the read is on its way, instead of
-// after it: the read's round trip leaves the first delta's path (beginOnRead). The read
-// still decides. A guess it does not confirm (the session changed on another replica, an
-// administrator activated a prompt) is dropped with the turn started on it, whose upstream
-// request is cancelled before its answer, and the turn starts again on the read, as after
-// a lost race. A client that creates a session and posts its first message at once, the
-// usual way to start a conversation, is what this serves; a message that starts its own
-// session is guessed the same way (beginInTx).
+// on that guess (its plan and its upstream call) at once, and is written without the read
+// by a statement that checks in the database what the read would have found (writeGuess):
+// the read's round trip leaves the begin. The database still decides. A guess it does not
+// confirm (the session changed on another replica, a turn or a strategy was stored for it
+// there, an administrator activated a prompt) writes nothing and is dropped with the turn
+// started on it, whose upstream request is cancelled before its answer, and the turn starts
+// again on the read, as after a lost race. A client that creates a session and posts its
+// first message at once, the usual way to start a conversation, is what this serves; a
+// message that starts its own session is guessed the same way (beginInTx).
 //
 // Its size is bounded: a session is forgotten at its first turn, at a write of this
 // replica that changes it, or after freshTTL (dropped when the map is full); when freshMax
@@ -103,14 +104,4 @@ func (f *freshSessions) read(row *lockedSession) {
 	f.mu.Lock()
 	f.prompts[row.Locale] = row.Prompts
 	f.mu.Unlock()
-}
-
-// confirms reports whether the begin's read found the session as guessed: the same row and
-// the same Seen (conflicts has already refused a read with a conflict).
-func (guess *lockedSession) confirms(read *lockedSession) bool {
-	g, r := guess.Session, read.Session
-	return g.ID == r.ID && g.UserID == r.UserID && g.Title == r.Title && g.Locale == r.Locale &&
-		g.Phase == r.Phase && g.Status == r.Status && string(g.Artifacts) == string(r.Artifacts) &&
-		string(g.Metadata) == string(r.Metadata) && g.PreviousResponseID == r.PreviousResponseID &&
-		g.CreatedAt.Equal(r.CreatedAt) && g.UpdatedAt.Equal(r.UpdatedAt) && guess.Seen == read.Seen
 }
