@@ -58,9 +58,9 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
 //
 // A session this replica created and has not begun a turn in yet is known without the read
-// (freshSessions): the turn is locked in on that guess and written at once (writeGuess). A
-// first turn is then one round trip, and its begin commits while its plan is made instead
-// of after it.
+// (freshSessions): the turn is locked in on that guess and written at once (writeGuess),
+// just after the turn has sent its upstream request (lockInGuess). A first turn is then one
+// round trip, and its begin commits while the upstream works on the reply.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()); ok { // whatever follows, not fresh
