@@ -20,7 +20,7 @@ func newMetrics() *Metrics {
 			Name: "phaseflow_turns_started_total", Help: "Generations started.",
 		}),
 		turnRestarts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "phaseflow_turn_restarts_total", Help: "Turns started again before their begin committed: a lost race, or a fresh session's guess its read did not confirm (the first start's upstream request was cancelled).",
+			Name: "phaseflow_turn_restarts_total", Help: "Turns started again before their begin committed: a lost race, or a fresh session's guess the database did not confirm (the first start's upstream request was cancelled).",
 		}),
 		turnsRunning: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "phaseflow_turns_running", Help: "Generations running now.",

@@ -114,7 +114,7 @@ func (m *Metrics) TurnStarted() {
 }
 
 // TurnRestarted counts a turn started again before its begin committed: the begin lost a
-// race, or its read did not confirm the session the turn had started on (a fresh
+// race, or the database did not confirm the session the turn had started on (a fresh
 // session's guess, store/fresh.go), whose upstream request was then cancelled.
 func (m *Metrics) TurnRestarted() { m.turnRestarts.Inc() }
 

@@ -102,7 +102,7 @@ func (o *Orchestrator) HandleMessage(ctx context.Context, req Request) (*Turn, e
 func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, error) {
 	var t *turn
 	b, err := o.core.Begin(ctx, req.Request, o.keeper.Lease(), func(b *session.Begun) {
-		if t != nil { // locked in again: a lost race, or a guess its read did not confirm
+		if t != nil { // locked in again: a lost race, or a guess the database did not confirm
 			t.abort()
 			o.metrics.TurnRestarted()
 		}
