@@ -115,6 +115,25 @@ func newHarness(t *testing.T, up *fakeUpstream) *harness {
 func newHarnessOn(t *testing.T, up *fakeUpstream, wrap func(*store.Store) Store, maxTurns int) *harness {
 	t.Helper()
 	st := storetest.SQLite(t)
+	h := assemble(t, st, wrap(st), up, Config{Provider: "fake", Model: "m", EndpointID: 1, IdleTimeout: 5 * time.Second, RecoverAll: true, MaxConcurrentTurns: maxTurns}, nil)
+	if _, err := h.orch.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// harnessOnStore is an orchestrator on st (a store the test set up itself, such as a
+// PostgreSQL one whose statements it counts), with m receiving its turn metrics (nil:
+// none). It is not started: no recovery or lease renewal adds statements of its own.
+func harnessOnStore(t *testing.T, st *store.Store, up *fakeUpstream, m Metrics) *harness {
+	t.Helper()
+	return assemble(t, st, st, up, Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second}, m)
+}
+
+// assemble builds the orchestrator of cfg on s (st, or a wrapper of it) with an event log on
+// st, and shuts both down when the test ends.
+func assemble(t *testing.T, st *store.Store, s Store, up *fakeUpstream, cfg Config, m Metrics) *harness {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	log := eventlog.New(st, "replica-test", logger, eventlog.Options{})
 	key, err := mcpcontext.GenerateKey()
@@ -125,31 +144,7 @@ func newHarnessOn(t *testing.T, up *fakeUpstream, wrap func(*store.Store) Store,
 	if err != nil {
 		t.Fatal(err)
 	}
-	orch := New(Config{Provider: "fake", Model: "m", EndpointID: 1, IdleTimeout: 5 * time.Second, RecoverAll: true, MaxConcurrentTurns: maxTurns},
-		Deps{Store: wrap(st), Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger})
-	if _, err := orch.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		orch.Shutdown(ctx)
-		_ = log.Close(ctx)
-	})
-	return &harness{t: t, st: st, log: log, orch: orch}
-}
-
-// harnessOnStore is an orchestrator on st (a store the test set up itself, such as a
-// PostgreSQL one whose statements it counts), with m receiving its turn metrics (nil:
-// none).
-func harnessOnStore(t *testing.T, st *store.Store, up *fakeUpstream, m Metrics) *harness {
-	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	log := eventlog.New(st, "replica-test", logger, eventlog.Options{})
-	key, _ := mcpcontext.GenerateKey()
-	signer, _ := mcpcontext.NewSigner(key, "")
-	orch := New(Config{Provider: "fake", Model: "m", IdleTimeout: 5 * time.Second},
-		Deps{Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger, Metrics: m})
+	orch := New(cfg, Deps{Store: s, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger, Metrics: m})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

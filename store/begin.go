@@ -62,7 +62,7 @@ func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, star
 // just after the turn has sent its upstream request (lockInGuess). A first turn is then one
 // round trip, and its begin commits while the upstream works on the reply.
 func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
+	var g guessed
 	if guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()); ok { // whatever follows, not fresh
 		g = lockInGuess(guess, user, assistant, start)
 	}
@@ -82,7 +82,7 @@ func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start
 // may be a retry, which the read finds, and its turn would have been started for nothing.
 // SQLite, in process, has no round trips to save.
 func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
+	var g guessed
 	if s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
 		g = lockInGuess(s.fresh.created(start.NewSession), user, assistant, start)
 	}
@@ -112,7 +112,7 @@ func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start T
 }
 
 // guessed is a turn locked in on a guess of its session, before any read (nil when there
-// was no guess), and the messages' phases before any lock-in set them.
+// was no guess), and the messages' phases before that lock-in set them.
 type guessed struct {
 	turn   *lockedTurn
 	phases [2]string
@@ -140,8 +140,7 @@ func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart
 		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
 		return g
 	}
-	seen := guess.Seen
-	locked.read.unread = &seen
+	locked.read.unread = &guess.Seen
 	g.turn = locked
 	runtime.Gosched()
 	return g
@@ -161,7 +160,7 @@ func (s *Store) writeGuess(ctx context.Context, tx *sqlx.Tx, g *guessed, user, a
 		return true, err
 	}
 	user.Phase, assistant.Phase = g.phases[0], g.phases[1]
-	*g = guessed{phases: g.phases}
+	*g = guessed{}
 	return false, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
-// TestAFreshSessionsFirstTurnStartsBeforeItsRead (PostgreSQL): the first turn in a session
+// TestAFreshSessionsFirstTurnIsWrittenOnItsGuess (PostgreSQL): the first turn in a session
 // this replica created is locked in on the session as created, before any round trip, so
 // its plan and upstream call wait for none; and it is written without the begin's read, by
 // a write that checks what the read would have found. So is a message's that starts its
@@ -17,7 +17,7 @@ import (
 // did not know of, or a conflict: the guessed write writes nothing, and the turn is locked
 // in again on what the read found, or refused. Later turns, and sessions this replica did
 // not create, read first.
-func TestAFreshSessionsFirstTurnStartsBeforeItsRead(t *testing.T) {
+func TestAFreshSessionsFirstTurnIsWrittenOnItsGuess(t *testing.T) {
 	s, counter := storetest.PostgresCounted(t)
 	ctx := t.Context()
 	db := s.Pools()["main"]

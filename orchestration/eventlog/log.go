@@ -178,19 +178,12 @@ func (l *Log) markDirty(s *stream) {
 	}
 }
 
-// lingerOver ends s's linger: what still waits in it is queued for the committer.
-func (l *Log) lingerOver(s *stream) {
+// waitOver ends a wait of s's that a timer ran out (waiting is s.lingering or
+// s.tracesWait, guarded by s.mu): what still waits in it is queued for the committer,
+// traces alone if no event came.
+func (l *Log) waitOver(s *stream, waiting *bool) {
 	s.mu.Lock()
-	s.lingering = false
-	s.mu.Unlock()
-	l.queue(s)
-}
-
-// tracesDue ends the wait of s's traces for an event to ride with: they are queued for the
-// committer, alone if no event came.
-func (l *Log) tracesDue(s *stream) {
-	s.mu.Lock()
-	s.tracesWait = false
+	*waiting = false
 	s.mu.Unlock()
 	l.queue(s)
 }
@@ -240,7 +233,7 @@ func (l *Log) Close(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	for _, s := range live { // what still lingers is drained with the rest
-		l.lingerOver(s)
+		l.waitOver(s, &s.lingering) // queues its waiting traces too
 	}
 	close(l.stop)
 	select {

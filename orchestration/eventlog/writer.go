@@ -58,7 +58,7 @@ func (w *Writer) append(ctx context.Context, ev store.Event, data any, later boo
 	case queueAfterLinger:
 		// The timer's goroutine only queues the stream (a lock and a non-blocking send) and
 		// is gone; after Close it finds nobody to commit for, and Close drained what lingered.
-		time.AfterFunc(w.log.opts.Linger, func() { w.log.lingerOver(w.s) })
+		time.AfterFunc(w.log.opts.Linger, func() { w.log.waitOver(w.s, &w.s.lingering) })
 	}
 	return seq, nil
 }
@@ -140,7 +140,7 @@ func (w *Writer) Record(traces []store.Trace) error {
 	s.tracesWait = s.tracesWait || wait
 	s.mu.Unlock()
 	if wait { // like a linger's timer: after Close it finds nobody to commit for
-		time.AfterFunc(w.log.opts.TraceLinger, func() { w.log.tracesDue(s) })
+		time.AfterFunc(w.log.opts.TraceLinger, func() { w.log.waitOver(s, &s.tracesWait) })
 	}
 	return nil
 }
