@@ -204,33 +204,33 @@ func TestEventsKeepLogAfterError(t *testing.T) {
 // would then do on every commit as the table grew, until an ANALYZE replanned it).
 func TestCommitPlanProbesRunningMessages(t *testing.T) {
 	s := storetest.Postgres(t)
-	for _, settling := range []bool{false, true} {
-		plan, err := s.ExplainCommitPlan(t.Context(), settling)
+	for _, kind := range store.CommitKinds {
+		plan, err := s.ExplainCommitPlan(t.Context(), kind)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, table := range []string{"messages", "sessions", "strategies"} {
 			if strings.Contains(plan, "Seq Scan on "+table) || !strings.Contains(plan, "Index Scan") {
-				t.Errorf("the generic plan of the commit (settling %t) reads %s without an index:\n%s", settling, table, plan)
+				t.Errorf("the generic plan of the commit (%s) reads %s without an index:\n%s", kind, table, plan)
 			}
 		}
 	}
 }
 
-// TestCommitIsPlannedOnce runs both commit statements as the event log runs them,
+// TestCommitIsPlannedOnce runs each commit statement as the event log runs it,
 // prepared on a connection, and checks that PostgreSQL settles on their generic plans after
 // the custom plans it tries first: a statement it kept planning anew cost each commit
 // 0.6 ms of the database's CPU, more than the commit itself.
 func TestCommitIsPlannedOnce(t *testing.T) {
 	s := storetest.Postgres(t)
-	for _, settling := range []bool{false, true} {
-		generic, custom, err := s.CommitPlans(t.Context(), settling, 12)
+	for _, kind := range store.CommitKinds {
+		generic, custom, err := s.CommitPlans(t.Context(), kind, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if custom > 6 || generic == 0 {
-			t.Errorf("12 commits (settling %t) planned %d times anew and %d times generically; want the generic plan from the seventh on",
-				settling, custom, generic)
+			t.Errorf("12 commits (%s) planned %d times anew and %d times generically; want the generic plan from the seventh on",
+				kind, custom, generic)
 		}
 	}
 }

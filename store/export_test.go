@@ -44,10 +44,17 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
-// commitStatement is one of the event log's commit statements, with its parameter count:
-// the settling one (a batch that settles a turn) or the plain one.
-func commitStatement(settling bool) (string, int) {
-	if settling {
+// CommitKinds names the event log's commit statements, for ExplainCommitPlan and
+// CommitPlans: a batch of deltas only, any other batch, one that settles a turn.
+var CommitKinds = []string{"deltas", "events", "settling"}
+
+// commitQuery is the event log's commit statement of a kind (CommitKinds), with its
+// parameter count.
+func commitQuery(kind string) (string, int) {
+	switch kind {
+	case "deltas":
+		return commitDeltasPG, deltaColumns
+	case "settling":
 		return commitSettlingPG, commitColumns + settlementColumns
 	}
 	return commitEventsPG, commitColumns
@@ -55,8 +62,8 @@ func commitStatement(settling bool) (string, int) {
 
 // ExplainCommitPlan returns the plan PostgreSQL keeps for an event-log commit statement
 // once it plans it generically (as it does for a prepared statement from its sixth run).
-func (s *Store) ExplainCommitPlan(ctx context.Context, settling bool) (string, error) {
-	query, params := commitStatement(settling)
+func (s *Store) ExplainCommitPlan(ctx context.Context, kind string) (string, error) {
+	query, params := commitQuery(kind)
 	return s.explainGeneric(ctx, query, params)
 }
 
@@ -107,19 +114,19 @@ func (s *Store) explainGeneric(ctx context.Context, query string, params int) (s
 // with no rows in it (in the planner's default mode; settling, with one settlement
 // announced, as a batch that settles one turn sends) and returns how many of those runs
 // PostgreSQL planned generically and how many it planned anew (pg_prepared_statements).
-func (s *Store) CommitPlans(ctx context.Context, settling bool, runs int) (generic, custom int64, err error) {
+func (s *Store) CommitPlans(ctx context.Context, kind string, runs int) (generic, custom int64, err error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer conn.Close()
-	query, params := commitStatement(settling)
+	query, params := commitQuery(kind)
 	if _, err := conn.ExecContext(ctx, `PREPARE commit_runs AS `+query); err != nil {
 		return 0, 0, err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DEALLOCATE commit_runs`)
 	args := strings.TrimSuffix(strings.Repeat("NULL, ", params), ", ")
-	if settling {
+	if kind == "settling" {
 		args = strings.Repeat("NULL, ", params-1) + "1"
 	}
 	for range runs {
