@@ -18,7 +18,7 @@ import (
 // event log's group commits are counted apart: how many there are depends on how the deltas
 // arrive (here all at once), so they get a looser ceiling than the rest, which is fixed.
 const (
-	maxEventLogCommits  = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
+	maxEventLogCommits = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
 	// POST /sessions: the session's INSERT, prepared (as a statement with arguments that
 	// lib/pq parses in a round trip of its own before it binds and runs it, it was two).
 	maxSessionRoundTrips = 1
