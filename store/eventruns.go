@@ -80,7 +80,7 @@ func (w *runWriter) eachRun(events []Event, between []byte, done func(e Event, a
 	return done(head, at)
 }
 
-// runArrays lays events out for an unnest into message_event_runs (commitEventsPG and
+// runArrays lays events out for an unnest into message_event_runs (the commit statements and
 // writeTurnPG), one element per run: message ids, first seqs (an array), and the runs'
 // names, payloads and times, each list joined as a textList.
 func runArrays(events []Event) ([]any, error) {

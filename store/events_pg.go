@@ -57,7 +57,7 @@ WITH r AS (
 	FROM unnest($6::text[], $7::bigint[], $8::text[]) AS v(id, seq, status) JOIN r ON r.message_id = v.id
 	WHERE m.id = v.id AND m.owner = $9 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
 		AND m.last_event_id < r.seq
-	RETURNING m.id, v.seq, m.session_id, m.watched
+	RETURNING m.id, v.seq, m.watched
 ), i AS (
 	INSERT INTO message_event_runs (message_id, seq, names, data, times)
 	SELECT r.message_id, r.seq, r.names, COALESCE(r.data, ''), r.times -- a lone empty text splits to no element
@@ -175,7 +175,7 @@ SELECT u.id, false FROM u LEFT JOIN LATERAL (
 ) AS n ON true`
 )
 
-// commitPG runs commitEventsPG (commitSettlingPG when the batch settles a turn) and returns
+// commitPG runs the batch's commit statement (commitStatement) and returns
 // the ids it wrote and those it refused: one statement, one round trip, whatever the batch
 // holds (the event log's one committer serves every turn, so a transaction of several
 // statements here held up all of them).
@@ -229,7 +229,7 @@ func deltaArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 	return append(runs, pq.Array(ids), pq.Array(seqs), pq.Array(statuses), owner), nil
 }
 
-// scanCommitted collects what commitEventsPG returns: each message it wrote, and each it
+// scanCommitted collects what a commit statement returns: each message it wrote, and each it
 // refused (flagged).
 func scanCommitted(rows *sql.Rows, err error) (owned, refused map[string]bool, _ error) {
 	if err != nil {
