@@ -24,9 +24,10 @@ const (
 	maxSessionRoundTrips = 1
 )
 
-// eventCommitStatements begin the event log's commit statements: a batch of deltas, any
-// other batch.
+// eventCommitStatements begin the event log's commit statements: one message's deltas,
+// several messages' deltas, any other batch.
 var eventCommitStatements = []string{
+	"WITH u AS ( UPDATE messages m SET last_event_id = $3::bigint",
 	"WITH r AS ( SELECT * FROM unnest(string_to_array($1::text",
 	"WITH v AS ( SELECT v.*, r.first FROM unnest(",
 }

@@ -67,6 +67,25 @@ WITH r AS (
 // deltaColumns is the number of commitDeltasPG's parameters.
 const deltaColumns = 9
 
+// commitDeltaPG is commitDeltasPG for one message, the batch of every commit at low load
+// (a paced reply's frames, a first delta): its parameters are scalars, so the database
+// has no arrays to split and unnest and no join to make, and finds the row by its key.
+const commitDeltaPG = `
+WITH u AS (
+	UPDATE messages m SET
+		last_event_id = $3::bigint,
+		status = CASE WHEN $4::text = '' THEN m.status ELSE $4::text END
+	WHERE m.id = $1::text AND m.owner = $5::text AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+		AND m.last_event_id < $2::bigint
+	RETURNING m.id, $3::bigint AS seq, m.watched
+), i AS (
+	INSERT INTO message_event_runs (message_id, seq, names, data, times)
+	SELECT u.id, $2::bigint, $6::text, $7::text, $8::text FROM u
+)` + commitSelect
+
+// oneDeltaColumns is the number of commitDeltaPG's parameters.
+const oneDeltaColumns = 8
+
 // commitSettlingPG is commitEventsPG for a batch that settles turns, with settlementArrays'
 // parameters ($42–$58): the settlements (sv), those refused because their strategy is
 // another user's or a new strategy names a session that is not the user's (r: the message
@@ -195,6 +214,10 @@ func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs
 // lays the batch out as its parameters.
 func commitStatement(owner string, events []Event, msgs []msgBatch) (string, []any, error) {
 	if onlyDeltas(msgs) {
+		if len(msgs) == 1 {
+			args, err := oneDeltaArgs(owner, events, msgs[0])
+			return commitDeltaPG, args, err
+		}
 		args, err := deltaArgs(owner, events, msgs)
 		return commitDeltasPG, args, err
 	}
@@ -227,6 +250,17 @@ func deltaArgs(owner string, events []Event, msgs []msgBatch) ([]any, error) {
 		ids[i], seqs[i], statuses[i] = m.id, m.maxSeq, m.status
 	}
 	return append(runs, pq.Array(ids), pq.Array(seqs), pq.Array(statuses), owner), nil
+}
+
+// oneDeltaArgs lays the batch of one message m out as commitDeltaPG's parameters: its
+// row's fence and advance, then its one run.
+func oneDeltaArgs(owner string, events []Event, m msgBatch) ([]any, error) {
+	runs, err := runRows(events)
+	if err != nil {
+		return nil, err
+	}
+	r := runs[0] // one message's events, side by side (checkStatuses): one run
+	return []any{m.id, m.firstSeq, m.maxSeq, m.status, owner, r.names, r.data, r.times}, nil
 }
 
 // scanCommitted collects what a commit statement returns: each message it wrote, and each it

@@ -45,13 +45,16 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 }
 
 // CommitKinds names the event log's commit statements, for ExplainCommitPlan and
-// CommitPlans: a batch of deltas only, any other batch, one that settles a turn.
-var CommitKinds = []string{"deltas", "events", "settling"}
+// CommitPlans: one message's deltas, several messages' deltas, any other batch, one that
+// settles a turn.
+var CommitKinds = []string{"delta", "deltas", "events", "settling"}
 
 // commitQuery is the event log's commit statement of a kind (CommitKinds), with its
 // parameter count.
 func commitQuery(kind string) (string, int) {
 	switch kind {
+	case "delta":
+		return commitDeltaPG, oneDeltaColumns
 	case "deltas":
 		return commitDeltasPG, deltaColumns
 	case "settling":
