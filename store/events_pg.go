@@ -69,7 +69,8 @@ const deltaColumns = 9
 
 // commitDeltaPG is commitDeltasPG for one message, the batch of every commit at low load
 // (a paced reply's frames, a first delta): its parameters are scalars, so the database
-// has no arrays to split and unnest and no join to make, and finds the row by its key.
+// has no arrays to split and unnest and no join to make. Its fence is the others' (the
+// plan reads the same partial index of the owner's running messages).
 const commitDeltaPG = `
 WITH u AS (
 	UPDATE messages m SET
@@ -228,8 +229,8 @@ func commitStatement(owner string, events []Event, msgs []msgBatch) (string, []a
 	return commitEventsPG, args, err
 }
 
-// onlyDeltas reports whether a batch ends no message and carries no traces, so that
-// commitDeltasPG writes all of it.
+// onlyDeltas reports whether a batch ends no message and carries no traces, so that a
+// delta statement (commitDeltaPG, commitDeltasPG) writes all of it.
 func onlyDeltas(msgs []msgBatch) bool {
 	for _, m := range msgs {
 		if m.finish != nil || len(m.traces) > 0 || (m.status != "" && m.status != StatusStreaming) {

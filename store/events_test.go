@@ -294,3 +294,83 @@ func TestEventPayloadsRoundTrip(t *testing.T) {
 		})
 	})
 }
+
+// TestDeltaCommitsKeepTheirFence commits batches that only bring deltas, which PostgreSQL
+// writes through its lean statements (one message's, several messages'), and checks that
+// they fence as every commit does: a message whose log already reaches the batch's first
+// seq (a retried commit that had in fact been written) or that another replica owns is
+// reported lost with nothing written, the other messages of the batch are written, and a
+// status the batch brings moves the row.
+func TestDeltaCommitsKeepTheirFence(t *testing.T) {
+	cases := []struct {
+		name string
+		// batch builds the batch from a message whose log holds seqs 1..3 (stored) and a
+		// new one (fresh); wantLost names which of them it loses.
+		batch    func(stored, fresh string) []store.Event
+		owner    string
+		wantLost []string // "stored", "fresh"
+	}{
+		{"one message, its next seqs", func(st, _ string) []store.Event { return events(st, 4, 5) }, testOwner, nil},
+		{"one message, a seq it stored", func(st, _ string) []store.Event { return events(st, 3, 4) }, testOwner, []string{"stored"}},
+		{"one message, another owner's", func(st, _ string) []store.Event { return events(st, 4, 4) }, "replica-other", []string{"stored"}},
+		{"two messages, one a seq it stored", func(st, fr string) []store.Event {
+			return append(events(st, 2, 4), events(fr, 1, 2)...)
+		}, testOwner, []string{"stored"}},
+		{"two messages, another owner's", func(st, fr string) []store.Event {
+			return append(events(fr, 1, 1), events(st, 4, 4)...)
+		}, "replica-other", []string{"fresh", "stored"}},
+	}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := t.Context()
+				_, stored := createTurn(t, s, newSession(t, s, "alice"), tc.name, "")
+				_, fresh := createTurn(t, s, newSession(t, s, "bob"), tc.name, "")
+				if err := commitEvents(ctx, s, events(stored.ID, 1, 3)); err != nil {
+					t.Fatal(err)
+				}
+				names := map[string]string{stored.ID: "stored", fresh.ID: "fresh"}
+				batch := tc.batch(stored.ID, fresh.ID)
+				batch[0].Status = store.StatusStreaming // as a turn's working event does
+				un, err := s.CommitEvents(ctx, tc.owner, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var lost []string
+				for _, id := range un.Lost {
+					lost = append(lost, names[id])
+				}
+				slices.Sort(lost)
+				if !slices.Equal(lost, tc.wantLost) {
+					t.Errorf("lost %v, want %v", lost, tc.wantLost)
+				}
+				want := map[string][]int64{stored.ID: seqRange(1, 3), fresh.ID: nil}
+				for _, e := range batch {
+					if !slices.Contains(un.Lost, e.MessageID) {
+						want[e.MessageID] = append(want[e.MessageID], e.Seq)
+					}
+				}
+				for id, seqsWant := range want {
+					got, err := s.ListEvents(ctx, id, 0, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(seqsWant, seqs(got)); diff != "" {
+						t.Errorf("%s's log (-want +got):\n%s", names[id], diff)
+					}
+					m, err := s.GetMessage(ctx, id, map[string]string{stored.ID: "alice", fresh.ID: "bob"}[id])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if wantLast := int64(len(seqsWant)); m.LastEventID != wantLast {
+						t.Errorf("%s's last_event_id %d, want %d", names[id], m.LastEventID, wantLast)
+					}
+					moved := batch[0].MessageID == id && !slices.Contains(un.Lost, id)
+					if got := m.Status == store.StatusStreaming; got != moved {
+						t.Errorf("%s's status %q; moved to streaming: %t, want %t", names[id], m.Status, got, moved)
+					}
+				}
+			})
+		}
+	})
+}
