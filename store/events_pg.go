@@ -132,10 +132,11 @@ const commitSettlingPG = commitMessages + `, sv AS (
 )` + commitSelect + `
 UNION ALL SELECT r.message_id, true FROM r`
 
-// The parts of the two commit statements, in order: the batch's message rows (v); the
-// UPDATE that advances and fences them (u), open for a further condition; the events,
-// MCP calls and traces of the rows it wrote; and what the statement returns, each written
-// message with a notification (and, settling, each refused one).
+// The parts of commitEventsPG and commitSettlingPG, in order: the batch's message rows
+// (v); the UPDATE that advances and fences them (u), open for a further condition; the
+// events, MCP calls and traces of the rows it wrote; and what the statement returns, each
+// written message with a notification (and, settling, each refused one), which the delta
+// statements return too.
 const (
 	commitMessages = `
 WITH v AS (
