@@ -27,7 +27,7 @@ const pgTime = "2006-01-02 15:04:05.999999Z07:00"
 //
 // That one plan is made while the tables are small (a connection's sixth run) and kept
 // until an ANALYZE of them. The UPDATE's condition is therefore the whole of
-// runningAssistant (qualified: v has a status too), role included: it matches the partial
+// runningAssistantM (runningAssistant qualified: v has a status too), role included: it matches the partial
 // index of the owner's running messages, which stays as small as the replica's running
 // turns, and the plan reads that index. With the role left out, the only index was the
 // primary key, and against a guess of 10 rows from the unnest, a sequential scan of a
@@ -56,7 +56,7 @@ WITH r AS (
 		last_event_id = v.seq,
 		status = CASE WHEN v.status = '' THEN m.status ELSE v.status END
 	FROM unnest($6::text[], $7::bigint[], $8::text[]) AS v(id, seq, status) JOIN r ON r.message_id = v.id
-	WHERE m.id = v.id AND m.owner = $9 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+	WHERE m.id = v.id AND m.owner = $9 AND ` + runningAssistantM + `
 		AND m.last_event_id < r.seq
 	RETURNING m.id, v.seq, m.watched
 ), i AS (
@@ -64,9 +64,6 @@ WITH r AS (
 	SELECT r.message_id, r.seq, r.names, COALESCE(r.data, ''), r.times -- a lone empty text splits to no element
 	FROM r WHERE r.message_id IN (SELECT id FROM u)
 )` + commitSelect
-
-// deltaColumns is the number of commitDeltasPG's parameters.
-const deltaColumns = 9
 
 // commitDeltaPG is commitDeltasPG for one message, the batch of every commit at low load
 // (a paced reply's frames, a first delta): its parameters are scalars, so the database
@@ -78,16 +75,13 @@ WITH u AS (
 	UPDATE messages m SET
 		last_event_id = $3::bigint,
 		status = CASE WHEN $4::text = '' THEN m.status ELSE $4::text END
-	WHERE m.id = $1::text AND m.owner = $5::text AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+	WHERE m.id = $1::text AND m.owner = $5::text AND ` + runningAssistantM + `
 		AND m.last_event_id < $2::bigint
 	RETURNING m.id, $3::bigint AS seq, m.watched
 ), i AS (
 	INSERT INTO message_event_runs (message_id, seq, names, data, times)
 	SELECT u.id, $2::bigint, $6::text, $7::text, $8::text FROM u
 )` + commitSelect
-
-// oneDeltaColumns is the number of commitDeltaPG's parameters.
-const oneDeltaColumns = 8
 
 // commitSettlingPG is commitEventsPG for a batch that settles turns, with settlementArrays'
 // parameters ($42–$58): the settlements (sv), those refused because their strategy is
@@ -163,7 +157,7 @@ WITH v AS (
 		error = CASE WHEN v.fin THEN v.error ELSE m.error END,
 		metadata = CASE WHEN v.fin THEN v.metadata ELSE m.metadata END
 	FROM v
-	WHERE m.id = v.id AND m.owner = $15 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+	WHERE m.id = v.id AND m.owner = $15 AND ` + runningAssistantM + `
 		AND m.last_event_id < v.first`
 	commitRows = `
 	RETURNING m.id, v.seq, m.session_id, m.watched

@@ -54,9 +54,9 @@ var CommitKinds = []string{"delta", "deltas", "events", "settling"}
 func commitQuery(kind string) (string, int) {
 	switch kind {
 	case "delta":
-		return commitDeltaPG, oneDeltaColumns
+		return commitDeltaPG, 8
 	case "deltas":
-		return commitDeltasPG, deltaColumns
+		return commitDeltasPG, 9
 	case "settling":
 		return commitSettlingPG, commitColumns + settlementColumns
 	}

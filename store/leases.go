@@ -18,6 +18,11 @@ const cancelChannel = "phaseflow_cancel"
 // runningAssistant is the condition of a generation that has not ended.
 const runningAssistant = `role = 'assistant' AND status IN ('pending', 'streaming')`
 
+// runningAssistantM is runningAssistant of the messages row named m, for the statements
+// that fence a write by it beside rows with a status of their own; role included, so that
+// it matches the partial index of the owner's running messages.
+const runningAssistantM = `m.role = 'assistant' AND m.status IN ('pending', 'streaming')`
+
 // leaseUntil returns the SQL expression and arguments for "ttl from now" in the database's
 // clock (PostgreSQL), so replicas never compare their own clocks; SQLite serves one process,
 // whose clock is the only one. A zero ttl means no lease (NULL): the message is unowned.

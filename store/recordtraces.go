@@ -55,7 +55,7 @@ func (s *Store) recordTracesPG(ctx context.Context, owner, messageID string, tra
 const recordTracesPG = `
 WITH f AS (
 	SELECT 1 FROM messages m
-	WHERE m.id = $10 AND m.owner = $11 AND m.role = 'assistant' AND m.status IN ('pending', 'streaming')
+	WHERE m.id = $10 AND m.owner = $11 AND ` + runningAssistantM + `
 	FOR SHARE
 ), t AS (
 	INSERT INTO message_traces (message_id, attempt, seq, method, url, headers, body, truncated, sent_at)
