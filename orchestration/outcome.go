@@ -51,7 +51,7 @@ func (o *Orchestrator) complete(t *turn, plan *prompt.Plan, out stream.Outcome, 
 	msg.Metadata = metaJSON
 	msg.Settlement = pending
 	data := events.CompletedData{Route: finalRoute(t.em.Route(), res), ReplyLen: utf8.RuneCountInString(res.Text), Metadata: metaJSON}
-	t.freeSlot()
+	o.handOver(t)
 	if err := t.em.Completed(ctx, data, msg); err != nil {
 		o.logger.Error("emit completed", "message_id", msg.ID, "err", err)
 	}
@@ -108,7 +108,7 @@ func (o *Orchestrator) fail(t *turn, plan *prompt.Plan, out stream.Outcome, err 
 	route := finalRoute(t.em.Route(), out.Result)
 	data := events.ErrorData{Code: code, Message: text, Error: text, Provider: route.Provider, ResolvedModel: route.ResolvedModel,
 		EndpointID: route.EndpointID, ToolCalls: calls, Fallback: meta.FallbackReply}
-	t.freeSlot()
+	o.handOver(t)
 	if eerr := t.em.Failed(t.writeCtx(), data, msg); eerr != nil {
 		o.logger.Error("emit error event", "message_id", msg.ID, "err", eerr)
 	}
@@ -223,4 +223,13 @@ func jsonOrNull(v any) store.JSON {
 func jsonOf(v any) (store.JSON, error) {
 	b, err := json.Marshal(v)
 	return b, err
+}
+
+// handOver is what a turn does just before it hands its terminal event to the log: it
+// gives its slots back, so that a client that sees the end and posts again finds them
+// free, and tells the keeper it is ending, so that a renewal that finds it ended by then
+// does not take it for lost (lease.Keeper.Ending).
+func (o *Orchestrator) handOver(t *turn) {
+	t.freeSlot()
+	o.keeper.Ending(t.begun.Assistant.ID)
 }

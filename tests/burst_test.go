@@ -42,7 +42,12 @@ func TestColdReplicaBurst(t *testing.T) {
 // streamTurn posts a message asking for the stream and reads it to its terminal event,
 // which must be completed.
 func streamTurn(ctx context.Context, base, token, sessionID string) error {
-	st, err := postForStream(ctx, base, token, sessionID, "a cold burst")
+	return streamTurnOf(ctx, base, token, sessionID, "a cold burst")
+}
+
+// streamTurnOf is streamTurn with the message text.
+func streamTurnOf(ctx context.Context, base, token, sessionID, text string) error {
+	st, err := postForStream(ctx, base, token, sessionID, text)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@
 //   - The owner renews the leases of the turns it is actually running every TTL/3, in one
 //     statement. The answer also carries the cancel flags set through other replicas, and
 //     leaves out any generation the owner lost: that turn is stopped without writing more.
+//     A turn that has handed its terminal event over is left out once that commits, and
+//     is not taken for lost ([Keeper.Ending]).
 //   - Every replica sweeps every TTL/3: a running generation whose lease has expired is
 //     claimed (atomically, so one replica wins) and ended with an `interrupted` error event
 //     after its last committed event, keeping its partial text. A live turn is never touched:
@@ -92,7 +94,7 @@ type Keeper struct {
 	check chan struct{} // capacity 1: renew now (notifications may have been lost)
 
 	mu           sync.Mutex
-	running      map[string]context.CancelCauseFunc
+	running      map[string]*tracked
 	renewFailing time.Time // first failed renewal of the current outage; zero when fine
 	lastFailure  time.Time // when the database last failed us, for the sweep rule
 }
@@ -101,7 +103,7 @@ type Keeper struct {
 func New(cfg Config, st Store, health Health, end EndFunc, logger *slog.Logger) *Keeper {
 	return &Keeper{
 		cfg: cfg, store: st, health: health, end: end, logger: logger, now: time.Now,
-		check: make(chan struct{}, 1), running: make(map[string]context.CancelCauseFunc),
+		check: make(chan struct{}, 1), running: make(map[string]*tracked),
 		lastFailure: time.Now(), // a new replica waits one TTL before its first periodic sweep
 	}
 }
@@ -109,11 +111,32 @@ func New(cfg Config, st Store, health Health, end EndFunc, logger *slog.Logger) 
 // Lease is the claim new generations of this replica are created with.
 func (k *Keeper) Lease() store.Lease { return store.Lease{Owner: k.cfg.Owner, TTL: k.cfg.TTL} }
 
+// tracked is a turn running here.
+type tracked struct {
+	cancel context.CancelCauseFunc
+	ending bool // its terminal event is handed over (Ending)
+}
+
 // Track registers a turn running here under messageID; cancel stops it with a cause.
 func (k *Keeper) Track(messageID string, cancel context.CancelCauseFunc) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.running[messageID] = cancel
+	k.running[messageID] = &tracked{cancel: cancel}
+}
+
+// Ending marks the turn running here under messageID as handing its terminal event to the
+// event log. Its lease is still renewed until [Keeper.Untrack] (the terminal may have to
+// wait out a database outage), but a renewal that no longer finds it running is no longer
+// a loss: its terminal was committed between the renewal's list and its statement (under
+// load that is common: 49 turns in one of loadbench's SQLite sweeps were stopped and
+// logged as lost to another replica, where there is none). Were it lost after all, its
+// terminal's commit is fenced off, and the event log says so and stops it.
+func (k *Keeper) Ending(messageID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if tr, ok := k.running[messageID]; ok {
+		tr.ending = true
+	}
 }
 
 // Untrack forgets a turn that has ended; its lease is no longer renewed.
@@ -126,12 +149,26 @@ func (k *Keeper) Untrack(messageID string) {
 // stop stops the turn running here under messageID, if any, with cause.
 func (k *Keeper) stop(messageID string, cause error) bool {
 	k.mu.Lock()
-	cancel, ok := k.running[messageID]
+	tr, ok := k.running[messageID]
 	k.mu.Unlock()
 	if ok {
-		cancel(cause)
+		tr.cancel(cause)
 	}
 	return ok
+}
+
+// lose stops, with ErrLost, the turn running here under messageID that a renewal no longer
+// found running, and reports whether it did: not when the turn is gone or ending.
+func (k *Keeper) lose(messageID string) bool {
+	k.mu.Lock()
+	tr, ok := k.running[messageID]
+	ok = ok && !tr.ending
+	k.mu.Unlock()
+	if !ok {
+		return false
+	}
+	tr.cancel(ErrLost)
+	return true
 }
 
 // Cancel asks for the generation of messageID to stop, wherever it runs. Errors:

@@ -6,6 +6,7 @@ import (
 	"github.com/lib/pq"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,6 +28,7 @@ type fakeStore struct {
 	down      bool
 	refuse    error // returned by every renewal when set: the database refused it
 	renewed   int
+	asked     []string // the ids of the last renewal
 }
 
 func (f *fakeStore) RenewLeases(_ context.Context, _ store.Lease, ids []string) ([]store.LeaseState, error) {
@@ -39,6 +41,7 @@ func (f *fakeStore) RenewLeases(_ context.Context, _ store.Lease, ids []string) 
 		return nil, f.refuse
 	}
 	f.renewed++
+	f.asked = slices.Clone(ids)
 	var out []store.LeaseState
 	for _, id := range ids {
 		if f.held[id] {
@@ -111,7 +114,8 @@ func newKeeper(st *fakeStore, h Health, end EndFunc) (*Keeper, *turns) {
 func TestRenewal(t *testing.T) {
 	st := &fakeStore{held: map[string]bool{"a": true, "c": true}, cancelled: map[string]bool{"c": true}}
 	k, tr := newKeeper(st, healthy{}, nil)
-	tr.track(k, "a", "b", "c")
+	tr.track(k, "a", "b", "c", "d")
+	k.Ending("d")
 	k.renew(context.Background())
 	cases := []struct {
 		id   string
@@ -120,11 +124,16 @@ func TestRenewal(t *testing.T) {
 		{"a", nil},          // still held: left alone
 		{"b", ErrLost},      // missing from the answer: another replica has it
 		{"c", ErrCancelled}, // held, with its cancel flag set through another replica
+		{"d", nil},          // missing, but its terminal event is handed over: it ended
 	}
 	for _, tc := range cases {
 		if got := tr.cause(tc.id); !errors.Is(got, tc.want) {
 			t.Errorf("turn %s stopped with %v, want %v", tc.id, got, tc.want)
 		}
+	}
+	slices.Sort(st.asked)
+	if want := []string{"a", "b", "c", "d"}; !slices.Equal(st.asked, want) {
+		t.Errorf("renewed %v, want %v: an ending turn keeps its lease until it is untracked", st.asked, want)
 	}
 }
 

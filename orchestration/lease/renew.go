@@ -11,7 +11,8 @@ import (
 const renewTimeout = 5 * time.Second
 
 // renew extends the leases of the turns running here and acts on the answer: a cancel flag
-// stops its turn, a turn missing from the answer was lost and stops without writing more.
+// stops its turn, a turn missing from the answer was lost and stops without writing more
+// (unless it was ending: see Keeper.Ending).
 func (k *Keeper) renew(ctx context.Context) {
 	ids := k.runningIDs()
 	if len(ids) == 0 {
@@ -42,7 +43,7 @@ func (k *Keeper) renew(ctx context.Context) {
 		}
 	}
 	for _, id := range ids {
-		if !held[id] && k.stop(id, ErrLost) {
+		if !held[id] && k.lose(id) {
 			k.logger.Warn("a turn running here lost its lease to another replica", "message_id", id)
 		}
 	}
