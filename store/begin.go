@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
@@ -80,11 +82,15 @@ func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start
 // it inserts before the transaction begins, as a fresh session's is (beginOnRead), and
 // written without the lock's read (writeGuess); not when it has a client_request_id: it
 // may be a retry, which the read finds, and its turn would have been started for nothing.
-// SQLite, in process, has no round trips to save.
+// On SQLite a turn in an existing session is locked in on a read before the transaction
+// (lockInOnRead), which the transaction's read confirms.
 func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
 	var g guessed
-	if s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil {
+	switch {
+	case s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil:
 		g = lockInGuess(s.fresh.created(start.NewSession), user, assistant, start)
+	case !s.isPostgres() && start.NewSession == nil:
+		g = s.lockInOnRead(ctx, user, assistant, start)
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -96,13 +102,7 @@ func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start T
 			return fmt.Errorf("store: create turn: %w", err)
 		}
 	}
-	done, err := s.writeGuess(ctx, tx, &g, user, assistant, start.Lease)
-	if !done {
-		var row lockedSession
-		err = s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
-		err = s.writeOnRead(ctx, tx, &row, err, user, assistant, start)
-	}
-	if err != nil {
+	if err := s.writeInTx(ctx, tx, &g, user, assistant, start); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -111,36 +111,109 @@ func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start T
 	return nil
 }
 
-// guessed is a turn locked in on a guess of its session, before any read (nil when there
-// was no guess), and the messages' phases before that lock-in set them.
+// writeInTx writes the turn in tx: a turn locked in on a guess, when the database confirms
+// it (writeGuess); a turn locked in on a read before tx (g.read), when tx's read finds the
+// session as that read did; else a turn locked in on tx's read.
+func (s *Store) writeInTx(ctx context.Context, tx *sqlx.Tx, g *guessed, user, assistant *Message, start TurnStart) error {
+	if g.read == nil {
+		if done, err := s.writeGuess(ctx, tx, g, user, assistant, start.Lease); done {
+			return err
+		}
+	}
+	var row lockedSession
+	err := s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
+	if g.turn != nil && err == nil && sameRead(&row, g.read) {
+		return s.writeLocked(ctx, tx, user, assistant, start.Lease, g.turn)
+	}
+	g.drop(user, assistant)
+	return s.writeOnRead(ctx, tx, &row, err, user, assistant, start)
+}
+
+// guessed is a turn locked in before the begin's write (nil when there was none): on a
+// guess of its session, before any read, or on a read outside the write's transaction
+// (read, then); and the messages' phases before that lock-in set them.
 type guessed struct {
 	turn   *lockedTurn
+	read   *lockedSession // the read the turn was locked in on; nil for a guess
 	phases [2]string
 }
 
-// lockInGuess locks the turn in on guess (none without a Locked to start it, or when its
-// Prepare failed: the read's turn says so again, or not). Its write is to check what the
-// guess assumed a read would find (turnVersion.unread).
+// drop forgets the turn locked in early, and the phases its lock-in set.
+func (g *guessed) drop(user, assistant *Message) {
+	if g.turn != nil {
+		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
+	}
+	*g = guessed{}
+}
+
+// lockInGuess locks the turn in on guess, early (lockInEarly). Its write is to check what
+// the guess assumed a read would find (turnVersion.unread).
+func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart) guessed {
+	g := lockInEarly(guess, user, assistant, start)
+	if g.turn != nil {
+		g.turn.read.unread = &guess.Seen
+	}
+	return g
+}
+
+// lockInOnRead is SQLite's early lock-in of a turn in an existing session: the begin's
+// read on the read pool, before the write transaction, and the turn locked in on it
+// (lockInEarly). SQLite works in process: without it, the begin's write and commit kept
+// the thread until the response headers were out, and the turn, started on the
+// transaction's read, sent its upstream request only then. A read that finds a conflict
+// locks nothing in: the transaction's read names it. The copy kept of the read is what
+// the transaction's read must find again for the write to be this turn's (writeInTx).
+func (s *Store) lockInOnRead(ctx context.Context, user, assistant *Message, start TurnStart) guessed {
+	if start.Locked == nil {
+		return guessed{}
+	}
+	var row lockedSession
+	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
+	sess, err := conflicts(&row, user.UserID, err)
+	if err != nil {
+		return guessed{}
+	}
+	read := *sess
+	read.Metadata, read.Artifacts = bytes.Clone(sess.Metadata), bytes.Clone(sess.Artifacts) // the turn's Prepare may change sess
+	g := lockInEarly(sess, user, assistant, start)
+	if g.turn != nil {
+		g.read = &read
+	}
+	return g
+}
+
+// sameRead reports whether the transaction's read, row, found the session as the early
+// read did (nil: there was none). Both come from the same query and scan, so any field
+// that differs is a change.
+func sameRead(row, early *lockedSession) bool {
+	if early == nil {
+		return false
+	}
+	row.utc()
+	return reflect.DeepEqual(*row, *early)
+}
+
+// lockInEarly locks the turn in on sess before the begin's write (none without a Locked
+// to start it, or when its Prepare failed: the write's read locks it in again, or not).
 //
 // It then yields, so that the turn Locked has just started plans and sends its upstream
-// request before the begin's first round trip. A statement sent to PostgreSQL on a busy
-// core can hold the sending thread while the backend it wakes does the work (Linux runs a
-// backend woken by a socket write on the writer's core, ahead of the writer: seen with
-// perf's sched events on the loadbench machine, about half a millisecond of the begin's
-// write), and with one thread that holds the whole replica. Turn by turn at c=1 against
-// the build without the yield, loadbench's turn in a fresh session: first delta p50 5.49,
-// 4.82 → 4.84, 4.55 ms (README, Performance).
-func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart) guessed {
+// request before the begin's write. A statement sent to PostgreSQL on a busy core can hold
+// the sending thread while the backend it wakes does the work (Linux runs a backend woken
+// by a socket write on the writer's core, ahead of the writer: seen with perf's sched
+// events on the loadbench machine, about half a millisecond of the begin's write), and
+// SQLite's write is in process; with one thread either holds the whole replica. Turn by
+// turn at c=1 against the build without the yield, loadbench's turn in a fresh session on
+// PostgreSQL: first delta p50 5.49, 4.82 → 4.84, 4.55 ms (README, Performance).
+func lockInEarly(sess *lockedSession, user, assistant *Message, start TurnStart) guessed {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if start.Locked == nil {
 		return g
 	}
-	locked, err := lockIn(guess, user, assistant, start)
+	locked, err := lockIn(sess, user, assistant, start)
 	if err != nil {
 		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
 		return g
 	}
-	locked.read.unread = &guess.Seen
 	g.turn = locked
 	runtime.Gosched()
 	return g
@@ -159,8 +232,7 @@ func (s *Store) writeGuess(ctx context.Context, tx *sqlx.Tx, g *guessed, user, a
 	if err := s.writeLocked(ctx, tx, user, assistant, lease, g.turn); !errors.Is(err, errSessionMoved) {
 		return true, err
 	}
-	user.Phase, assistant.Phase = g.phases[0], g.phases[1]
-	*g = guessed{}
+	g.drop(user, assistant)
 	return false, nil
 }
 

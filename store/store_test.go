@@ -809,12 +809,56 @@ func TestTurnSeesWhatThePlanWouldRead(t *testing.T) {
 	})
 }
 
-// A turn's begin on PostgreSQL writes only if the session is still as it read it: a session
-// changed between the read and the write (here by UpdateSession, from the Locked hook) makes
-// the write a no-op, the begin reads again, and the turn is written on the new session. The
-// concurrent change survives (no lost update) and the turn's own change is on top of it.
+// A turn whose session nobody changes meanwhile is locked in once: the turn started before
+// the begin's write is the one written (SQLite compares the read before its transaction
+// with the read in it; a difference that is no change would start every turn twice).
+func TestTurnIsLockedInOnce(t *testing.T) {
+	cases := []struct {
+		name    string
+		session func(t *testing.T, s *store.Store) *store.Session
+	}{
+		{"a new session", func(t *testing.T, s *store.Store) *store.Session { return newSession(t, s, "alice") }},
+		{"a session changed since it was created", func(t *testing.T, s *store.Store) *store.Session {
+			sess := newSession(t, s, "alice")
+			sess.Metadata = store.JSON(`{"carried":{"symbol":"BTC"}}`)
+			if err := s.UpdateSession(t.Context(), sess); err != nil {
+				t.Fatal(err)
+			}
+			return sess
+		}},
+	}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				var prepared, locked int
+				start := store.TurnStart{Lease: testStart.Lease,
+					Prepare: func(*store.Session, store.Seen) ([]store.Event, error) { prepared++; return nil, nil },
+					Locked:  func() { locked++ },
+				}
+				u, a := turn(tc.session(t, s), "hello", "")
+				if err := s.CreateTurn(t.Context(), u, a, start); err != nil {
+					t.Fatalf("CreateTurn: %v", err)
+				}
+				if prepared != 1 || locked != 1 {
+					t.Fatalf("Prepare ran %d times and Locked %d, want 1 and 1", prepared, locked)
+				}
+			})
+		}
+	})
+}
+
+// A turn's begin writes only if the session is still as it read it when the turn was locked
+// in: a session changed between the read and the write (here by UpdateSession, from the
+// Locked hook) makes the begin read again (PostgreSQL: its write was a no-op; SQLite: its
+// transaction's read differs from the read before it), and the turn is written on the new
+// session. The concurrent change survives (no lost update) and the turn's own change is on
+// top of it. On SQLite this also shows the turn starts before the begin's write takes the
+// one writer connection: the hook's own write gets it.
 func TestTurnBeginsAgainOnAMovedSession(t *testing.T) {
-	s := storetest.Postgres(t)
+	storetest.Each(t, testTurnBeginsAgainOnAMovedSession)
+}
+
+func testTurnBeginsAgainOnAMovedSession(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	sess := newSession(t, s, "alice")
 	var prepared, locked int
@@ -837,7 +881,9 @@ func TestTurnBeginsAgainOnAMovedSession(t *testing.T) {
 			}
 			moved := *sess
 			moved.Metadata = store.JSON(`{"moved":true}`)
-			if err := s.UpdateSession(ctx, &moved); err != nil {
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Second) // not forever, were the writer held
+			defer cancel()
+			if err := s.UpdateSession(wctx, &moved); err != nil {
 				t.Errorf("UpdateSession: %v", err)
 			}
 		},
