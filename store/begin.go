@@ -184,7 +184,8 @@ func (s *Store) lockInOnRead(ctx context.Context, user, assistant *Message, star
 
 // sameRead reports whether the transaction's read, row, found the session as the early
 // read did (nil: there was none). Both come from the same query and scan, so any field
-// that differs is a change.
+// that differs is a change. It puts row's times in UTC first, as conflicts did the early
+// read's.
 func sameRead(row, early *lockedSession) bool {
 	if early == nil {
 		return false

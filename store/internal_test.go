@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -251,4 +252,12 @@ func valueText(v driver.Value) string {
 		return ""
 	}
 	panic(fmt.Sprintf("valueText: %T", v))
+}
+
+// The qualified fence of the commit statements must stay the condition of a running
+// generation (and of the partial index it is written to match), not drift from it.
+func TestRunningAssistantMIsRunningAssistant(t *testing.T) {
+	if got := strings.ReplaceAll(runningAssistantM, "m.", ""); got != runningAssistant {
+		t.Errorf("runningAssistantM unqualified is %q, want runningAssistant %q", got, runningAssistant)
+	}
 }
