@@ -1,0 +1,63 @@
+package store_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/store/storetest"
+)
+
+// BenchmarkCommitFinish is the commit that ends a turn, sized like loadbench's turn: the
+// last events with the terminal one (10 KB of payloads), the reply's columns (content,
+// tool calls, GenUI, validation, usage) and the request's trace (a 5.8 KB body), about
+// 26 KB of parameters. Its bytes per op show what the commit allocates besides what it
+// sends: on PostgreSQL lib/pq builds each statement's Bind message on a 512-byte scratch
+// array grown by append, copying the whole message at each step (README, Performance, Not
+// there yet).
+func BenchmarkCommitFinish(b *testing.B) {
+	for _, db := range []struct {
+		name string
+		open func(testing.TB) *store.Store
+	}{{"postgres", storetest.Postgres}, {"sqlite", storetest.SQLite}} {
+		b.Run(db.name, func(b *testing.B) {
+			s := db.open(b)
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				batch := finishingBatch(b, s)
+				b.StartTimer()
+				if _, err := s.CommitEvents(b.Context(), testOwner, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// finishingBatch begins a turn in a session of its own and returns the batch that ends it.
+func finishingBatch(b *testing.B, s *store.Store) []store.Event {
+	sess := &store.Session{UserID: "bench", Title: "t", Locale: "en", Phase: "strategy", Status: "active"}
+	if err := s.CreateSession(b.Context(), sess); err != nil {
+		b.Fatal(err)
+	}
+	u := &store.Message{SessionID: sess.ID, UserID: sess.UserID, Content: "go", Phase: sess.Phase, RequestID: "req-bench"}
+	a := &store.Message{}
+	if err := s.CreateTurn(b.Context(), u, a, store.TurnStart{Lease: store.Lease{Owner: testOwner, TTL: time.Hour}}); err != nil {
+		b.Fatal(err)
+	}
+	payload := func(n int) store.JSON { return store.JSON(fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", n))) }
+	batch := events(a.ID, a.LastEventID+1, a.LastEventID+8)
+	for i, n := range []int{500, 800} { // validation, genui
+		batch = append(batch, store.Event{MessageID: a.ID, Seq: a.LastEventID + 9 + int64(i), Name: "status", Data: payload(n)})
+	}
+	outcome := *a
+	outcome.Status, outcome.Content = store.StatusCompleted, strings.Repeat("y", 1300)
+	outcome.ToolCalls, outcome.GenUI, outcome.Validation = payload(2100), payload(800), payload(450)
+	outcome.Usage = store.JSON(`{"input_tokens":1200,"output_tokens":640}`)
+	outcome.Records = &store.TurnRecords{Traces: []store.Trace{{Attempt: 1, Seq: 1, Method: "POST",
+		URL: "http://127.0.0.1/v1/responses", Headers: store.JSON(`{}`), Body: strings.Repeat("z", 5800), SentAt: time.Now()}}}
+	return append(batch, store.Event{MessageID: a.ID, Seq: a.LastEventID + 11, Name: "completed", Data: payload(8500), Finish: &outcome})
+}
