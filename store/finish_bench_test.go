@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/store"
-	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
 // BenchmarkCommitFinish is the commit that ends a turn, sized like loadbench's turn: the
@@ -18,36 +17,20 @@ import (
 // on a 512-byte scratch array grown by append, copying the whole message at each step
 // (README, Performance, Not there yet).
 func BenchmarkCommitFinish(b *testing.B) {
-	for _, db := range []struct {
-		name string
-		open func(testing.TB) *store.Store
-	}{{"postgres", storetest.Postgres}, {"sqlite", storetest.SQLite}} {
-		b.Run(db.name, func(b *testing.B) {
-			s := db.open(b)
-			b.ReportAllocs()
-			for range b.N {
-				b.StopTimer()
-				batch := finishingBatch(b, s)
-				b.StartTimer()
-				if _, err := s.CommitEvents(b.Context(), testOwner, batch); err != nil {
-					b.Fatal(err)
-				}
+	benchEach(b, func(b *testing.B, s *store.Store) {
+		for range b.N {
+			b.StopTimer()
+			batch := finishingBatch(benchTurn(b, s))
+			b.StartTimer()
+			if _, err := s.CommitEvents(b.Context(), testOwner, batch); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
 }
 
-// finishingBatch begins a turn in a session of its own and returns the batch that ends it.
-func finishingBatch(b *testing.B, s *store.Store) []store.Event {
-	sess := &store.Session{UserID: "bench", Title: "t", Locale: "en", Phase: "strategy", Status: "active"}
-	if err := s.CreateSession(b.Context(), sess); err != nil {
-		b.Fatal(err)
-	}
-	u := &store.Message{SessionID: sess.ID, UserID: sess.UserID, Content: "go", Phase: sess.Phase, RequestID: "req-bench"}
-	a := &store.Message{}
-	if err := s.CreateTurn(b.Context(), u, a, store.TurnStart{Lease: store.Lease{Owner: testOwner, TTL: time.Hour}}); err != nil {
-		b.Fatal(err)
-	}
+// finishingBatch is the batch that ends a's turn.
+func finishingBatch(a *store.Message) []store.Event {
 	payload := func(n int) store.JSON { return store.JSON(fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", n))) }
 	batch := events(a.ID, a.LastEventID+1, a.LastEventID+8)
 	for i, n := range []int{500, 800} { // validation, genui
