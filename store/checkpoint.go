@@ -26,10 +26,24 @@ import (
 // for its own sync. A log holding only that page is not checkpointed again (the next
 // writer would restart it, sync and all): a checkpoint waits until a row was written, which
 // the writer connection's total_changes() tells (the page is no row).
+//
+// A checkpoint syncs the log before it copies it (at synchronous=NORMAL the commits never
+// do), and that sync wrote to disk everything committed since the last one, at full load a
+// few megabytes in 3 ms or more. While a goroutine waits in a system call, Go keeps the
+// call's P until sysmon takes it back, and sysmon, finding nothing to take in a server whose
+// calls are short, sleeps up to 10 ms between looks: with GOMAXPROCS=1 (a one-core
+// container, loadbench's arms) each of those syncs held the whole process, its core idle
+// in iowait (6% of it at loadbench's c=64). So while the log grows the checkpointer also
+// asks the kernel, every sqliteWritebackEvery, to start writing the log's new pages
+// (logWriteback, Linux's sync_file_range, which waits for nothing): the checkpoint's sync
+// then finds little left to write.
 const (
 	// sqliteCheckpointEvery is how soon a checkpoint follows one that found new frames:
 	// often enough that each copies a few pages, not thousands.
 	sqliteCheckpointEvery = 100 * time.Millisecond
+	// sqliteWritebackEvery is how often, while the log grows, the kernel is asked to start
+	// writing it: at full load a few hundred kilobytes each time.
+	sqliteWritebackEvery = 10 * time.Millisecond
 	// sqliteCheckpointIdle is the longest wait between checkpoints once the log has stopped
 	// growing; the wait doubles up to it, so an idle server wakes once a second.
 	sqliteCheckpointIdle = time.Second
@@ -45,28 +59,28 @@ const (
 const applicationID = 0x5068466c
 
 // startCheckpoints runs checkpoints on db (one connection, not query-only) until the
-// store closes; Close waits for it.
-func (s *Store) startCheckpoints(db *sqlx.DB) {
+// store closes, and the writeback of the log at logPath; Close waits for it.
+func (s *Store) startCheckpoints(db *sqlx.DB, logPath string) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.checkpointLoop(db)
+		wb := newLogWriteback(logPath)
+		defer wb.close()
+		s.checkpointLoop(db, wb)
 	}()
 }
 
 // checkpointLoop checkpoints soon after rows are written and backs off while none are. A
 // failed step is tried again at the next tick; meanwhile the writer's threshold bounds the
 // log, and a failing disk shows on the next write.
-func (s *Store) checkpointLoop(db *sqlx.DB) {
+func (s *Store) checkpointLoop(db *sqlx.DB, wb writeback) {
 	wait := sqliteCheckpointEvery
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	seen := int64(-1) // the writer's changes when the last checkpoint began
 	for {
-		select {
-		case <-s.bg.Done():
+		if !s.pause(t, wait, wb) {
 			return
-		case <-t.C:
 		}
 		wait = min(2*wait, sqliteCheckpointIdle)
 		// Read before the checkpoint: a row written after it shows at the next tick.
@@ -75,8 +89,30 @@ func (s *Store) checkpointLoop(db *sqlx.DB) {
 				seen, wait = n, sqliteCheckpointEvery
 			}
 		}
-		t.Reset(wait)
 	}
+}
+
+// writeback is what checkpointLoop needs of logWriteback.
+type writeback interface{ start() }
+
+// pause waits d, resetting t, and reports false if the store closed meanwhile.
+// A pause of sqliteCheckpointEvery, the log growing, is cut into steps of
+// sqliteWritebackEvery, each ending with wb.start; a longer one, the log idle, ends with one.
+func (s *Store) pause(t *time.Timer, d time.Duration, wb writeback) bool {
+	step := d
+	if d <= sqliteCheckpointEvery {
+		step = sqliteWritebackEvery
+	}
+	for left := d; left > 0; left -= step {
+		t.Reset(min(step, left))
+		select {
+		case <-s.bg.Done():
+			return false
+		case <-t.C:
+		}
+		wb.start()
+	}
+	return true
 }
 
 // checkpointAndRestart copies what it can of the log without waiting for readers or the

@@ -209,7 +209,7 @@ func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Sto
 	}
 	st := newStore(w, r, DriverSQLite, "")
 	st.ckpt = c
-	st.startCheckpoints(c)
+	st.startCheckpoints(c, filePath(path)+"-wal")
 	return st, nil
 }
 
