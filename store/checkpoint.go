@@ -33,17 +33,23 @@ import (
 // call's P until sysmon takes it back, and sysmon, finding nothing to take in a server whose
 // calls are short, sleeps up to 10 ms between looks: with GOMAXPROCS=1 (a one-core
 // container, loadbench's arms) each of those syncs held the whole process, its core idle
-// in iowait (6% of it at loadbench's c=64). So while the log grows the checkpointer also
-// asks the kernel, every sqliteWritebackEvery, to start writing the log's new pages
+// in iowait (6% of it at loadbench's c=64). So while the log grows fast the checkpointer
+// also asks the kernel, every sqliteWritebackEvery, to start writing the log's new pages
 // (logWriteback, Linux's sync_file_range, which waits for nothing): the checkpoint's sync
 // then finds little left to write.
 const (
 	// sqliteCheckpointEvery is how soon a checkpoint follows one that found new frames:
 	// often enough that each copies a few pages, not thousands.
 	sqliteCheckpointEvery = 100 * time.Millisecond
-	// sqliteWritebackEvery is how often, while the log grows, the kernel is asked to start
-	// writing it: at full load a few hundred kilobytes each time.
+	// sqliteWritebackEvery is how often, while the log grows fast, the kernel is asked to
+	// start writing it: at full load a few hundred kilobytes each time.
 	sqliteWritebackEvery = 10 * time.Millisecond
+	// sqliteWritebackFrames is the log, in frames found by a checkpoint (1 MiB), from which
+	// the log counts as growing fast. Below it the sync has little to write and its time is
+	// the disk's flush, which a writeback cannot shorten, while each call held the process
+	// for a few dozen microseconds (p50 34 µs, p99 190 at loadbench's 20 ms pacing, whose
+	// checkpoints find a few dozen frames; a c=64 sweep's find about a thousand).
+	sqliteWritebackFrames = 256
 	// sqliteCheckpointIdle is the longest wait between checkpoints once the log has stopped
 	// growing; the wait doubles up to it, so an idle server wakes once a second.
 	sqliteCheckpointIdle = time.Second
@@ -78,15 +84,16 @@ func (s *Store) checkpointLoop(db *sqlx.DB, wb writeback) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	seen := int64(-1) // the writer's changes when the last checkpoint began
+	fast := false     // the last checkpoint found the log growing fast
 	for {
-		if !s.pause(t, wait, wb) {
+		if !s.pause(t, wait, fast, wb) {
 			return
 		}
-		wait = min(2*wait, sqliteCheckpointIdle)
+		wait, fast = min(2*wait, sqliteCheckpointIdle), false
 		// Read before the checkpoint: a row written after it shows at the next tick.
 		if n, err := s.writerChanges(s.bg); err == nil && n != seen {
-			if s.checkpointAndRestart(db) == nil {
-				seen, wait = n, sqliteCheckpointEvery
+			if frames, err := s.checkpointAndRestart(db); err == nil {
+				seen, wait, fast = n, sqliteCheckpointEvery, frames >= sqliteWritebackFrames
 			}
 		}
 	}
@@ -95,12 +102,12 @@ func (s *Store) checkpointLoop(db *sqlx.DB, wb writeback) {
 // writeback is what checkpointLoop needs of logWriteback.
 type writeback interface{ start() }
 
-// pause waits d, resetting t, and reports false if the store closed meanwhile.
-// A pause of sqliteCheckpointEvery, the log growing, is cut into steps of
-// sqliteWritebackEvery, each ending with wb.start; a longer one, the log idle, ends with one.
-func (s *Store) pause(t *time.Timer, d time.Duration, wb writeback) bool {
+// pause waits d, resetting t, and reports false if the store closed meanwhile. While the
+// log grows fast the wait is cut into steps of sqliteWritebackEvery, each ending with
+// wb.start.
+func (s *Store) pause(t *time.Timer, d time.Duration, fast bool, wb writeback) bool {
 	step := d
-	if d <= sqliteCheckpointEvery {
+	if fast {
 		step = sqliteWritebackEvery
 	}
 	for left := d; left > 0; left -= step {
@@ -110,23 +117,26 @@ func (s *Store) pause(t *time.Timer, d time.Duration, wb writeback) bool {
 			return false
 		case <-t.C:
 		}
-		wb.start()
+		if fast {
+			wb.start()
+		}
 	}
 	return true
 }
 
 // checkpointAndRestart copies what it can of the log without waiting for readers or the
-// writer, and restarts the log when all of it was copied.
-func (s *Store) checkpointAndRestart(db *sqlx.DB) error {
+// writer, and restarts the log when all of it was copied. It returns the frames the log
+// held: those written since the last restart.
+func (s *Store) checkpointAndRestart(db *sqlx.DB) (int64, error) {
 	var busy int
 	var frames, copied int64
 	if err := db.QueryRowContext(s.bg, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
-		return err
+		return 0, err
 	}
 	if frames > 0 && copied == frames {
-		return s.restartLog(s.bg)
+		return frames, s.restartLog(s.bg)
 	}
-	return nil
+	return frames, nil
 }
 
 // restartLog makes the writer start SQLite's log over, once a checkpoint has copied all of
