@@ -12,7 +12,7 @@ import (
 )
 
 // The database cost of a turn, in round trips (statements, BEGINs and COMMITs), as
-// ceilings a change must not raise unnoticed (README, Performance). The turns: a session's
+// ceilings a change must not raise unnoticed (README, What a turn costs the database). The turns: a session's
 // first message and its second, each 60 content deltas, a GenUI card and a state patch that
 // drafts a strategy (most strategy-phase turns record one). The
 // event log's group commits are counted apart: how many there are depends on how the deltas

@@ -31,7 +31,7 @@ type pendingTrace struct {
 // add keeps s, redacted on a goroutine of its own, until it is recorded. Redacting parses
 // the request's body as deep as its JSON nests, and with MCP tools configured decodes it
 // whole. On the generation's goroutine that would grow the stack the goroutine then keeps
-// for as long as the reply streams (README, Performance), or delay the request; here it
+// for as long as the reply streams (docs/performance.md), or delay the request; here it
 // runs while the request is on the wire. The terminal event's records wait for them, and
 // the turn waits for all of them before it ends (wait).
 func (b *traceBook) add(s stream.Sent) {

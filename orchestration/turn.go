@@ -127,7 +127,7 @@ func (o *Orchestrator) begin(ctx context.Context, req Request) (*session.Begun, 
 // orchestrator's base (not from any request) and cancelled by the hard turn timeout. The
 // timeout is a timer on the turn's own context rather than a context of its own: each
 // level of a generation's context chain is a context, its channel and its parent's map of
-// children, held for as long as the reply streams (README, Performance).
+// children, held for as long as the reply streams (docs/performance.md).
 func (o *Orchestrator) start(b *session.Begun, req Request) *turn {
 	ctx, cancel := context.WithCancelCause(o.base)
 	if o.cfg.TurnTimeout > 0 {
@@ -199,8 +199,8 @@ func (o *Orchestrator) route() events.Route {
 // The attempts get a fresh goroutine because a goroutine keeps the stack it grew to for as
 // long as it lives, and a generation lives as long as its reply streams. Planning and
 // building the request (templates, JSON) grow a stack to 16 KiB; the goroutine that then
-// waits on the upstream for the whole reply grows to 8 KiB and no further (README,
-// Performance). That is 8 KiB less per concurrent generation, and as much again of the
+// waits on the upstream for the whole reply grows to 8 KiB and no further
+// (docs/performance.md). That is 8 KiB less per concurrent generation, and as much again of the
 // collector's heap goal, which counts stacks.
 func (o *Orchestrator) run(t *turn) {
 	defer o.wg.Done()

@@ -204,7 +204,7 @@ func sameRead(row, early *lockedSession) bool {
 // events on the loadbench machine, about half a millisecond of the begin's write), and
 // SQLite's write is in process; with one thread either holds the whole replica. Turn by
 // turn at c=1 against the build without the yield, loadbench's turn in a fresh session on
-// PostgreSQL: first delta p50 5.49, 4.82 → 4.84, 4.55 ms (README, Performance).
+// PostgreSQL: first delta p50 5.49, 4.82 → 4.84, 4.55 ms (docs/performance.md).
 func lockInEarly(sess *lockedSession, user, assistant *Message, start TurnStart) guessed {
 	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
 	if start.Locked == nil {

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkCommitOneEvent is the event log's commit of a lone delta, the one on the path to
 // a client's first delta at low load: its time per op is a floor for the added time to
-// first delta (README, Performance).
+// first delta (docs/performance.md).
 func BenchmarkCommitOneEvent(b *testing.B) {
 	benchEach(b, func(b *testing.B, s *store.Store) {
 		a := benchTurn(b, s)

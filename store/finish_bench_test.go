@@ -15,7 +15,7 @@ import (
 // 26 KB of parameters. Its bytes per op are what the commit allocates for them: on
 // PostgreSQL about three times SQLite's, as lib/pq builds each statement's Bind message
 // on a 512-byte scratch array grown by append, copying the whole message at each step
-// (README, Performance, Not there yet).
+// (docs/performance.md, Not there yet).
 func BenchmarkCommitFinish(b *testing.B) {
 	benchEach(b, func(b *testing.B, s *store.Store) {
 		for range b.N {

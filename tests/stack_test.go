@@ -18,7 +18,7 @@ import (
 // response's headers, and 4). Planning, the request's JSON, encoding/json reading
 // response.in_progress and a trace's redaction each once took the generation's own past
 // 8 KiB to 16: 27-28 KiB a generation in this test, against 19-21 now, and as much again of
-// the collector's heap goal (README, Performance). The runtime's own count of stack memory,
+// the collector's heap goal (docs/performance.md). The runtime's own count of stack memory,
 // read from the pprof listener, tells a regression at once; the server under test offers
 // MCP tools, so each request's trace is redacted the long way.
 func TestWaitingGenerationsHoldLittleStack(t *testing.T) {

@@ -152,7 +152,7 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 // Artifacts returns every phase's block as the plan saw them: the session's as its turn
 // read them, gaps filled, decoded again into a fresh copy. A plan keeps only its phase's
 // Block decoded: the turn holds its plan for as long as the reply streams, and the other
-// phases' maps were most of a kilobyte of every generation's heap (README, Performance).
+// phases' maps were most of a kilobyte of every generation's heap (docs/performance.md).
 func (pl *Plan) Artifacts() (session.Artifacts, error) {
 	arts, err := session.DecodeArtifacts(pl.input.Session.Artifacts)
 	if err != nil {

@@ -124,7 +124,7 @@ func (o *Outcome) judge(ctx context.Context, sink Sink, rules Rules) (correction
 
 // next streams attempt out.Attempts into out. It waits on the upstream for as long as the
 // reply streams, and every frame above it waits too: Attempts stays small, and a
-// generation's goroutine within 8 KiB of stack (README, Performance).
+// generation's goroutine within 8 KiB of stack (docs/performance.md).
 func (h *Handler) next(ctx context.Context, requests Requests, correction []thinkingml.Issue, sink Sink, out *Outcome) error {
 	req, err := requests(correction)
 	if err != nil {

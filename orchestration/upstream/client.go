@@ -35,7 +35,7 @@ type Config struct {
 	// RoundTrip itself, as a reverse proxy does, with no http.Client around it: no redirect
 	// is followed and no overall timeout applies (a generation may stream for minutes).
 	// That also keeps the stack a waiting generation holds small: http.Client's layers are
-	// a kilobyte of it (README, Performance).
+	// a kilobyte of it (docs/performance.md).
 	Transport http.RoundTripper
 }
 

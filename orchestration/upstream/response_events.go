@@ -40,7 +40,7 @@ func responseEventOf(o *fastjson.Object, name string) (ev Event, terminal, ok bo
 	case isIgnored(typ, name):
 		// response.in_progress and response.queued: no event. Each stream sends one right
 		// after created, and encoding/json's reading of its response was the deepest stack
-		// a waiting generation reached (README, Performance).
+		// a waiting generation reached (docs/performance.md).
 		return Event{}, false, true
 	}
 	return Event{}, false, false
