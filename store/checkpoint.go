@@ -37,6 +37,17 @@ import (
 // also asks the kernel, every sqliteWritebackEvery, to start writing the log's new pages
 // (logWriteback, Linux's sync_file_range, which waits for nothing): the checkpoint's sync
 // then finds little left to write.
+//
+// Those syncs take the disk's flush however little they write (about half a millisecond
+// each, three a checkpoint: the log, the database file, the restarted log's header), and a
+// paced reply commits each frame alone, then waits for the model. A checkpoint started at
+// any moment had its syncs fall on the next frame's path about one time in fifty at 20 ms
+// pacing, at GOMAXPROCS=1 holding that frame until they ended: loadbench's gap phase had
+// SQLite's added p99 300–500 µs over the proxy's (perf trace of its system calls: 11 of
+// 650 frames waited behind a sync started after their upstream read, p50 1.49 ms from the
+// read to the client's writev against 0.67 for the others). So a checkpoint starts just
+// after an event-log commit (afterCommit), in the quiet before the next frame; under load
+// a commit comes within a millisecond, and with none the checkpoint goes ahead anyway.
 const (
 	// sqliteCheckpointEvery is how soon a checkpoint follows one that found new frames:
 	// often enough that each copies a few pages, not thousands.
@@ -50,6 +61,9 @@ const (
 	// for a few dozen microseconds (p50 34 µs, p99 190 at loadbench's 20 ms pacing, whose
 	// checkpoints find a few dozen frames; a c=64 sweep's find about a thousand).
 	sqliteWritebackFrames = 256
+	// sqliteCheckpointSettle is how long after an event-log commit its checkpoint starts:
+	// time for the commit's frames to reach their clients first.
+	sqliteCheckpointSettle = time.Millisecond
 	// sqliteCheckpointIdle is the longest wait between checkpoints once the log has stopped
 	// growing; the wait doubles up to it, so an idle server wakes once a second.
 	sqliteCheckpointIdle = time.Second
@@ -92,6 +106,9 @@ func (s *Store) checkpointLoop(db *sqlx.DB, wb writeback) {
 		wait, fast = min(2*wait, sqliteCheckpointIdle), false
 		// Read before the checkpoint: a row written after it shows at the next tick.
 		if n, err := s.writerChanges(s.bg); err == nil && n != seen {
+			if !s.afterCommit(t, sqliteCheckpointEvery, sqliteCheckpointSettle) {
+				return
+			}
 			if frames, err := s.checkpointAndRestart(db); err == nil {
 				seen, wait, fast = n, sqliteCheckpointEvery, frames >= sqliteWritebackFrames
 			}
@@ -122,6 +139,40 @@ func (s *Store) pause(t *time.Timer, d time.Duration, fast bool, wb writeback) b
 		}
 	}
 	return true
+}
+
+// noteCommit tells the checkpointer that an event-log commit has just ended (afterCommit).
+// It never waits: a note already pending says the same.
+func (s *Store) noteCommit() {
+	select {
+	case s.commits <- struct{}{}:
+	default: // pending already, or nil where nothing checkpoints
+	}
+}
+
+// afterCommit waits for the next event-log commit, at most d, and then settle more,
+// resetting t; it reports false if the store closed meanwhile. A note left from before the
+// call is no news: that commit's quiet may be over.
+func (s *Store) afterCommit(t *time.Timer, d, settle time.Duration) bool {
+	select {
+	case <-s.commits:
+	default:
+	}
+	t.Reset(d)
+	select {
+	case <-s.bg.Done():
+		return false
+	case <-t.C:
+		return true // no commit: no paced frame to keep clear of
+	case <-s.commits:
+	}
+	t.Reset(settle)
+	select {
+	case <-s.bg.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // checkpointAndRestart copies what it can of the log without waiting for readers or the

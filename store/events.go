@@ -107,6 +107,7 @@ func (s *Store) commitSQLite(ctx context.Context, owner string, events []Event, 
 	if err := tx.Commit(); err != nil {
 		return nil, nil, fmt.Errorf("commit: %w", err)
 	}
+	s.noteCommit()
 	return owned, refused, nil
 }
 

@@ -47,6 +47,9 @@ type Store struct {
 	// ckpt is SQLite's checkpoint connection (see checkpoint.go); nil on PostgreSQL and for
 	// an in-memory database.
 	ckpt *sqlx.DB
+	// commits hears of each event-log commit on a SQLite file (noteCommit), so that a
+	// checkpoint starts in the quiet after one (afterCommit); nil where nothing checkpoints.
+	commits chan struct{}
 
 	// stmts are the hot statements prepared on the pool (see prepared).
 	stmtMu sync.Mutex
