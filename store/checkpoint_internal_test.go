@@ -6,6 +6,17 @@ import (
 	"time"
 )
 
+// checkpointingStore is as much of a Store as the checkpoint loop's waits use: its
+// background context, already ended when closing, and its commit notes.
+func checkpointingStore(t *testing.T, closing bool) *Store {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if closing {
+		cancel()
+	}
+	return &Store{bg: ctx, commits: make(chan struct{}, 1)}
+}
+
 // countingWriteback counts the writebacks pause starts.
 type countingWriteback struct{ n int }
 
@@ -30,12 +41,7 @@ func TestCheckpointPause(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.closing {
-				cancel()
-			}
-			s := &Store{bg: ctx}
+			s := checkpointingStore(t, tc.closing)
 			tm := time.NewTimer(time.Hour)
 			defer tm.Stop()
 			wb := &countingWriteback{}
@@ -73,12 +79,7 @@ func TestCheckpointWaitsForACommit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.closing {
-				cancel()
-			}
-			s := &Store{bg: ctx, commits: make(chan struct{}, 1)}
+			s := checkpointingStore(t, tc.closing)
 			if tc.stale {
 				s.noteCommit()
 			}
