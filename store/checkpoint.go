@@ -128,17 +128,25 @@ func (s *Store) pause(t *time.Timer, d time.Duration, fast bool, wb writeback) b
 		step = sqliteWritebackEvery
 	}
 	for left := d; left > 0; left -= step {
-		t.Reset(min(step, left))
-		select {
-		case <-s.bg.Done():
+		if !s.sleep(t, min(step, left)) {
 			return false
-		case <-t.C:
 		}
 		if fast {
 			wb.start()
 		}
 	}
 	return true
+}
+
+// sleep waits d on t and reports false if the store closed meanwhile.
+func (s *Store) sleep(t *time.Timer, d time.Duration) bool {
+	t.Reset(d)
+	select {
+	case <-s.bg.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // noteCommit tells the checkpointer that an event-log commit has just ended (afterCommit).
@@ -166,13 +174,7 @@ func (s *Store) afterCommit(t *time.Timer, d, settle time.Duration) bool {
 		return true // no commit: no paced frame to keep clear of
 	case <-s.commits:
 	}
-	t.Reset(settle)
-	select {
-	case <-s.bg.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return s.sleep(t, settle)
 }
 
 // checkpointAndRestart copies what it can of the log without waiting for readers or the
