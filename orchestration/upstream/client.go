@@ -74,10 +74,12 @@ func transportOr(rt http.RoundTripper) http.RoundTripper {
 // buffers instead of 4: each connection keeps its buffers while its response streams for the
 // whole turn. A request (headers, then a body of kilobytes that bypasses a full buffer) takes
 // two writes with either size; a response streams frames of a few hundred bytes each, one
-// or a few per read, so the smaller read buffer costs reads only when frames come in bursts
-// (a fast upstream), where the turn's other work per frame dwarfs a read.
+// or a few per read. When frames come in bursts (a fast upstream) the connection reads
+// ahead, a burst at a time, into a buffer it keeps only until the burst is read
+// (readAheadConn), so the small buffer does not cost a system call a kilobyte.
 func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = readingAhead(t.DialContext)
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
 	t.DisableCompression = true
