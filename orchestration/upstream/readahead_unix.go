@@ -16,7 +16,7 @@ import (
 //
 // The transport reads a response through a 1 KiB buffer (NewTransport says why it is
 // small), one system call a kilobyte: a fast upstream's reply of 30–40 KiB took as many
-// reads, a tenth of a replica's CPU on a machine whose system calls are dear
+// reads, 7–10% of a replica's CPU samples on a machine whose system calls are dear
 // (docs/performance.md). A read that fills the caller's buffer says more is waiting, so the
 // connection then reads once more, without waiting, into a buffer from a pool, and serves
 // the next reads from it; the buffer goes back to the pool as soon as it is read out.
