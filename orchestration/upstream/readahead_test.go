@@ -133,6 +133,22 @@ func TestReadAhead(t *testing.T) {
 		}
 	})
 
+	t.Run("a stream that ends on a full read ends with io.EOF, once", func(t *testing.T) {
+		client, server := loopbackPair(t)
+		if _, err := server.Write(burst[:1<<10]); err != nil {
+			t.Fatal(err)
+		}
+		server.Close()
+		c, _, _ := readingAheadOver(t, client)
+		got, err := readAllIn(c, 1<<10)
+		if !errors.Is(err, io.EOF) || !bytes.Equal(got, burst[:1<<10]) {
+			t.Fatalf("read %d bytes, %v; want 1 KiB then io.EOF", len(got), err)
+		}
+		if n, err := c.Read(make([]byte, 1<<10)); n != 0 || !errors.Is(err, io.EOF) {
+			t.Fatalf("a read after the end = %d, %v; want 0, io.EOF", n, err)
+		}
+	})
+
 	t.Run("a buffer goes back to the pool once read out", func(t *testing.T) {
 		client, server := loopbackPair(t)
 		if _, err := server.Write(burst[:4<<10]); err != nil {
