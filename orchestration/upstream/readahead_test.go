@@ -118,6 +118,9 @@ func TestReadAhead(t *testing.T) {
 		if c.held != nil || *ahead != 0 {
 			t.Errorf("held %v, %d buffers taken: a frame smaller than the read must not read ahead", c.held != nil, *ahead)
 		}
+		if n, err := c.Read(nil); n != 0 || err != nil || *ahead != 0 {
+			t.Errorf("an empty read = %d, %v, %d buffers taken; want 0, nil and none", n, err, *ahead)
+		}
 	})
 
 	t.Run("bytes read ahead come before the end of the stream", func(t *testing.T) {

@@ -60,7 +60,7 @@ func newReadAheadConn(c net.Conn, raw syscall.RawConn, pool *sync.Pool) *readAhe
 }
 
 // Read serves held bytes first, then an error met reading ahead, then reads the
-// connection; a read that fills p is followed by one read ahead.
+// connection; a read that fills p (an empty p says nothing) is followed by one read ahead.
 func (c *readAheadConn) Read(p []byte) (int, error) {
 	if c.held != nil {
 		return c.readHeld(p), nil
@@ -71,7 +71,7 @@ func (c *readAheadConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := c.Conn.Read(p)
-	if err == nil && n == len(p) && n < readAheadSize {
+	if err == nil && n > 0 && n == len(p) && n < readAheadSize {
 		c.readMore()
 	}
 	return n, err
