@@ -123,34 +123,30 @@ func TestReadAhead(t *testing.T) {
 		}
 	})
 
-	t.Run("bytes read ahead come before the end of the stream", func(t *testing.T) {
-		client, server := loopbackPair(t)
-		if _, err := server.Write(burst[:3<<10]); err != nil {
-			t.Fatal(err)
-		}
-		server.Close()
-		c, _, _ := readingAheadOver(t, client)
-		got, err := readAllIn(c, 1<<10)
-		if !errors.Is(err, io.EOF) || !bytes.Equal(got, burst[:3<<10]) {
-			t.Fatalf("read %d bytes, %v; want 3 KiB then io.EOF", len(got), err)
-		}
-	})
-
-	t.Run("a stream that ends on a full read ends with io.EOF, once", func(t *testing.T) {
-		client, server := loopbackPair(t)
-		if _, err := server.Write(burst[:1<<10]); err != nil {
-			t.Fatal(err)
-		}
-		server.Close()
-		c, _, _ := readingAheadOver(t, client)
-		got, err := readAllIn(c, 1<<10)
-		if !errors.Is(err, io.EOF) || !bytes.Equal(got, burst[:1<<10]) {
-			t.Fatalf("read %d bytes, %v; want 1 KiB then io.EOF", len(got), err)
-		}
-		if n, err := c.Read(make([]byte, 1<<10)); n != 0 || !errors.Is(err, io.EOF) {
-			t.Fatalf("a read after the end = %d, %v; want 0, io.EOF", n, err)
-		}
-	})
+	// The end of a stream comes after every byte, once, wherever the read ahead meets it.
+	for _, tc := range []struct {
+		name string
+		size int
+	}{
+		{"the end after bytes read ahead", 3 << 10},
+		{"the end met reading ahead after a full read", 1 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := loopbackPair(t)
+			if _, err := server.Write(burst[:tc.size]); err != nil {
+				t.Fatal(err)
+			}
+			server.Close()
+			c, _, _ := readingAheadOver(t, client)
+			got, err := readAllIn(c, 1<<10)
+			if !errors.Is(err, io.EOF) || !bytes.Equal(got, burst[:tc.size]) {
+				t.Fatalf("read %d bytes, %v; want %d then io.EOF", len(got), err, tc.size)
+			}
+			if n, err := c.Read(make([]byte, 1<<10)); n != 0 || !errors.Is(err, io.EOF) {
+				t.Fatalf("a read after the end = %d, %v; want 0, io.EOF", n, err)
+			}
+		})
+	}
 
 	t.Run("a buffer goes back to the pool once read out", func(t *testing.T) {
 		client, server := loopbackPair(t)
