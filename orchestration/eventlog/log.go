@@ -64,6 +64,9 @@ type Options struct {
 	// long history) on that frame's commit: loadbench's gap phase, two alternated pairs,
 	// SQLite's added p99 pooled over rounds −102, 95 µs at 5 ms and 174, 204 at 100 ms.
 	TraceLinger time.Duration
+	// NudgeWait bounds how long [Writer.Nudge] holds the producer for its commit (default
+	// 5ms: a few commits' time on a loaded database).
+	NudgeWait time.Duration
 	// Observe, when set, is called after every commit attempt with the batch size, the
 	// time it took and its error (metrics).
 	Observe func(events int, took time.Duration, err error)
@@ -78,6 +81,7 @@ func (o Options) withDefaults() Options {
 	o.CommitTimeout = cmpOr(o.CommitTimeout, 10*time.Second)
 	o.Linger = cmpOr(o.Linger, 5*time.Millisecond)
 	o.TraceLinger = cmpOr(o.TraceLinger, 5*time.Millisecond)
+	o.NudgeWait = cmpOr(o.NudgeWait, 5*time.Millisecond)
 	return o
 }
 

@@ -335,12 +335,14 @@ func TestGroupCommit(t *testing.T) {
 
 // A producer whose input is already buffered never blocks, so on one thread the commit loop
 // would run only once it had appended everything: the first delta would reach clients with
-// the last. Nudge holds the producer until the first event is committed, on its own.
+// the last. Nudge holds the producer until the first event is committed, on its own. Its
+// bound is long here: a commit on a loaded CI machine under -race took longer than the
+// default 5ms, and the bound itself is TestNudgeDoesNotWaitOutAnOutage's.
 func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{})
+		l := New(g, owner, quiet(), Options{NudgeWait: 10 * time.Second})
 		defer closeLog(t, l)
 		ctx := context.Background()
 		// A first message brings the commit loop to where a running server has it: idle.

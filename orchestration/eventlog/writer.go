@@ -146,7 +146,7 @@ func (w *Writer) Record(traces []store.Trace) error {
 }
 
 // Nudge commits what was appended now and holds the producer until it is committed, for
-// at most maxNudgeWait, then yields once. It is for the one event a client is waiting on
+// at most Options.NudgeWait, then yields once. It is for the one event a client is waiting on
 // (an attempt's first delta). A producer parsing a reply whose bytes are already buffered
 // never blocks on its own, and on a busy or single-thread scheduler nothing else would run
 // until the whole reply was parsed: not the commit loop, not the commit's answer from the
@@ -161,7 +161,7 @@ func (w *Writer) Nudge(ctx context.Context) {
 	s.mu.Lock()
 	target := len(s.events)
 	s.mu.Unlock()
-	timer := time.NewTimer(maxNudgeWait)
+	timer := time.NewTimer(w.log.opts.NudgeWait)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
@@ -180,9 +180,6 @@ func (w *Writer) Nudge(ctx context.Context) {
 		}
 	}
 }
-
-// maxNudgeWait bounds Nudge: a few commits' time on a loaded database.
-const maxNudgeWait = 5 * time.Millisecond
 
 // Wait blocks until every event appended so far is committed (nil), the message is lost
 // ([ErrLost]), its finish was refused ([ErrRefused], once: the writer may then Finish
