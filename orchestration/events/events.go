@@ -105,8 +105,9 @@ type CompletedData struct {
 	Base
 	Route
 	ReplyLen int `json:"reply_len"`
-	// Metadata is the turn's [Metadata], encoded once by the caller: the same bytes are the
-	// message's metadata column. It holds the turn's GenUI cards, tool calls and validation,
+	// Metadata is the turn's [Metadata], encoded once by the caller with [Encode]: the same
+	// bytes are the message's metadata column, and Encode writes them into the event as
+	// they are (compact JSON). It holds the turn's GenUI cards, tool calls and validation,
 	// the largest value a turn encodes, and it was encoded twice.
 	Metadata json.RawMessage `json:"metadata"`
 }
@@ -141,7 +142,10 @@ type HeartbeatData struct {
 // SSE writer sends as is. HTML escaping is off: replies are full of "<" and ">", and
 // "\u003c" would only make every frame longer and harder to read.
 func Encode(data any) ([]byte, error) {
-	if d, ok := data.(*DeltaData); ok { // most events: encoded without reflection
+	switch d := data.(type) { // most events, and the largest: encoded without reflection
+	case *DeltaData:
+		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
+	case *CompletedData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
 	}
 	return encodeJSON(data)
