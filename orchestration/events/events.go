@@ -145,6 +145,10 @@ func Encode(data any) ([]byte, error) {
 	switch d := data.(type) { // most events, and the largest: encoded without reflection
 	case *DeltaData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
+	case *StatusData:
+		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
+	case StatusData:
+		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
 	case *CompletedData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
 	}
