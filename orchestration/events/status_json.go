@@ -39,20 +39,36 @@ func (d *StatusData) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// jsonSize is room for d's JSON when no character needs more than a two-byte escape: the
-// keys of the fields it has and their values, a few bytes spare. Each status stays in the
-// log's memory while its generation runs, so it is not rounded up.
+// jsonSize is d's JSON's length when no character needs escaping, and a little room for
+// escapes and digits: each status stays in the log's memory while its generation runs,
+// so it is not rounded up (an escape-heavy one grows its slice once).
 func (d *StatusData) jsonSize() int {
-	n := len(`{"message_id":"","request_id":"","state":""}`) + 16 + len(d.MessageID) + len(d.RequestID) + len(d.State)
-	for _, s := range [...]string{d.Provider, d.ResolvedModel, d.UpstreamRequestID, d.Phase, d.Reason, d.From, d.To} {
-		if s != "" {
-			n += len(`,"upstream_request_id":""`) + len(s) // the longest key
-		}
-	}
+	n := len(`{"message_id":"","request_id":"","state":""}`) + len(d.MessageID) + len(d.RequestID) + len(d.State)
+	n += optSize(`,"provider":""`, d.Provider) + optSize(`,"resolved_model":""`, d.ResolvedModel) +
+		optSize(`,"upstream_request_id":""`, d.UpstreamRequestID) + optSize(`,"phase":""`, d.Phase) +
+		optSize(`,"reason":""`, d.Reason) + optSize(`,"from":""`, d.From) + optSize(`,"to":""`, d.To)
 	if d.Tool != nil {
 		n += len(`,"tool":{"server_label":"","name":"","state":""}`) + len(d.Tool.ServerLabel) + len(d.Tool.Name) + len(d.Tool.State)
 	}
-	return n + 3*len(`,"discard_through_seq":`) // the numbers, with room for their digits
+	if d.EndpointID != 0 {
+		n += len(`,"endpoint_id":`) + 4
+	}
+	if d.Attempt != 0 {
+		n += len(`,"attempt":`) + 2
+	}
+	if d.DiscardThroughSeq != nil {
+		n += len(`,"discard_through_seq":`) + 6
+	}
+	return n + 8
+}
+
+// optSize is the room an omitempty string field takes: its key, quotes and value, or
+// nothing when empty.
+func optSize(keyQuotes, s string) int {
+	if s == "" {
+		return 0
+	}
+	return len(keyQuotes) + len(s)
 }
 
 // appendOptString appends key and s as a JSON string, or nothing for an empty s
