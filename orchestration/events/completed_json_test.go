@@ -30,7 +30,7 @@ func TestCompletedJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkCompletedJSON(t, tc.d)
+			checkAsEncodingJSON(t, &tc.d)
 		})
 	}
 }
@@ -61,32 +61,8 @@ func FuzzCompletedJSON(f *testing.F) {
 		if hasMeta {
 			d.Metadata = mustEncode(t, &Metadata{Phase: metaText, MissingFields: []string{metaText}, Problems: strings.Fields(metaText)})
 		}
-		checkCompletedJSON(t, d)
+		checkAsEncodingJSON(t, &d)
 	})
-}
-
-func mustEncode(t testing.TB, v any) json.RawMessage {
-	t.Helper()
-	b, err := Encode(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func checkCompletedJSON(t *testing.T, d CompletedData) {
-	t.Helper()
-	want, err := encodeJSON(&d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Encode(&d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("Encode(%+v)\n got %s\nwant %s", d, got, want)
-	}
 }
 
 func BenchmarkEncodeCompleted(b *testing.B) {
@@ -101,16 +77,5 @@ func BenchmarkEncodeCompleted(b *testing.B) {
 		ReplyLen: 4000,
 		Metadata: mustEncode(b, &Metadata{Phase: "strategy", GenUI: cards, Attempts: 1}),
 	}
-	b.Run("encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			encodeJSON(&d)
-		}
-	})
-	b.Run("appendJSON", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			Encode(&d)
-		}
-	})
+	benchEncode(b, &d)
 }

@@ -23,7 +23,7 @@ func TestDeltaJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkDeltaJSON(t, tc.d)
+			checkAsEncodingJSON(t, &tc.d)
 		})
 	}
 }
@@ -33,38 +33,12 @@ func FuzzDeltaJSON(f *testing.F) {
 	f.Add("m", "r", "<final>\n\"x\"\\</final>", 3, 0)
 	f.Add("\u2028", "\xff", "\x00\x7f😀", -1, 2)
 	f.Fuzz(func(t *testing.T, msg, req, delta string, seq, attempt int) {
-		checkDeltaJSON(t, DeltaData{Base: Base{MessageID: msg, RequestID: req}, Seq: seq, Delta: delta, Attempt: attempt})
+		checkAsEncodingJSON(t, &DeltaData{Base: Base{MessageID: msg, RequestID: req}, Seq: seq, Delta: delta, Attempt: attempt})
 	})
-}
-
-func checkDeltaJSON(t *testing.T, d DeltaData) {
-	t.Helper()
-	want, err := encodeJSON(&d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Encode(&d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("Encode(%+v)\n got %s\nwant %s", d, got, want)
-	}
 }
 
 func BenchmarkEncodeDelta(b *testing.B) {
 	d := DeltaData{Base: Base{MessageID: "0194f0c2-7a3e-7c1d-9b2a-3f4e5d6c7b8a", RequestID: "req-0194f0c2"},
 		Seq: 42, Delta: strings.Repeat("<phase id=\"1\">", 2)}
-	b.Run("encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			encodeJSON(&d)
-		}
-	})
-	b.Run("appendJSON", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			Encode(&d)
-		}
-	})
+	benchEncode(b, &d)
 }

@@ -21,7 +21,7 @@ func TestStatusJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkStatusJSON(t, tc.d)
+			checkAsEncodingJSON(t, &tc.d, tc.d)
 		})
 	}
 }
@@ -48,40 +48,12 @@ func FuzzStatusJSON(f *testing.F) {
 		if hasThrough {
 			d.DiscardThroughSeq = &through
 		}
-		checkStatusJSON(t, d)
+		checkAsEncodingJSON(t, &d, d)
 	})
-}
-
-func checkStatusJSON(t *testing.T, d StatusData) {
-	t.Helper()
-	want, err := encodeJSON(&d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []any{&d, d} {
-		got, err := Encode(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("Encode(%T %+v)\n got %s\nwant %s", v, d, got, want)
-		}
-	}
 }
 
 func BenchmarkEncodeStatus(b *testing.B) {
 	d := StatusData{Base: Base{MessageID: "0194f0c2-7a3e-7c1d-9b2a-3f4e5d6c7b8a", RequestID: "req-0194f0c2"},
 		State: StateRouted, Provider: "openai", ResolvedModel: "gpt-5.1-2026-09", EndpointID: 1, UpstreamRequestID: "req_abc"}
-	b.Run("encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			encodeJSON(&d)
-		}
-	})
-	b.Run("appendJSON", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			Encode(&d)
-		}
-	})
+	benchEncode(b, &d)
 }
