@@ -107,8 +107,9 @@ type CompletedData struct {
 	ReplyLen int `json:"reply_len"`
 	// Metadata is the turn's [Metadata], encoded once by the caller with [Encode]: the same
 	// bytes are the message's metadata column, and Encode writes them into the event as
-	// they are (compact JSON). It holds the turn's GenUI cards, tool calls and validation,
-	// the largest value a turn encodes, and it was encoded twice.
+	// they are (compact JSON; the store validates the event before it commits it). It
+	// holds the turn's GenUI cards, tool calls and validation, the largest value a turn
+	// encodes.
 	Metadata json.RawMessage `json:"metadata"`
 }
 
