@@ -14,10 +14,7 @@ func (d *CompletedData) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, d.MessageID)
 	b = append(b, `,"request_id":`...)
 	b = appendJSONString(b, d.RequestID)
-	if d.Provider != "" {
-		b = append(b, `,"provider":`...)
-		b = appendJSONString(b, d.Provider)
-	}
+	b = appendOptString(b, `,"provider":`, d.Provider)
 	b = append(b, `,"resolved_model":`...)
 	b = appendNullableString(b, d.ResolvedModel)
 	b = append(b, `,"endpoint_id":`...)

@@ -141,14 +141,14 @@ type HeartbeatData struct {
 
 // Encode marshals an event payload as one line of JSON, the form the log stores and the
 // SSE writer sends as is. HTML escaping is off: replies are full of "<" and ">", and
-// "\u003c" would only make every frame longer and harder to read.
+// "\u003c" would only make every frame longer and harder to read. Deltas, statuses and
+// the completed event, passed by pointer as the emitter passes them, are written by hand;
+// anything else goes through encoding/json.
 func Encode(data any) ([]byte, error) {
 	switch d := data.(type) { // most events, and the largest: encoded without reflection
 	case *DeltaData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
 	case *StatusData:
-		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
-	case StatusData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
 	case *CompletedData:
 		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil

@@ -209,7 +209,7 @@ func (c *Core) newMessages(req Request) (*store.Message, *store.Message) {
 // queuedEvent is the first event of every generation's log.
 func queuedEvent(b *Begun, phase string) (store.Event, error) {
 	id := b.Assistant.ID
-	data, err := events.Encode(events.StatusData{
+	data, err := events.Encode(&events.StatusData{
 		Base:  events.Base{MessageID: id, RequestID: b.Assistant.RequestID},
 		State: events.StateQueued, Phase: phase,
 	})
