@@ -57,7 +57,7 @@ func TestMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages"}, first); diff != "" {
+			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4"}, first); diff != "" {
 				t.Errorf("first Migrate (-want +got):\n%s", diff)
 			}
 			second, err := fresh.Migrate(ctx)
@@ -111,7 +111,7 @@ func TestMigrate(t *testing.T) {
 			}
 			wg.Wait()
 			all := slices.Concat(applied...)
-			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages"}
+			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4"}
 			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, want) {
 				t.Errorf("concurrent Migrate: applied %v, errors %v; want %v once", applied, errs, want)
 			}
@@ -210,8 +210,9 @@ func TestOpen(t *testing.T) {
 	})
 }
 
-// TestLargeColumnsUseLZ4 checks 0008 and 0010 on PostgreSQL: where the server has lz4, a
-// trace body written after them is stored with lz4; where it has not, the column keeps pglz.
+// TestLargeColumnsUseLZ4 checks 0008, 0010 and 0012 on PostgreSQL: where the server has
+// lz4, the large columns (a trace's body, a message's metadata, a run's payloads, names and
+// times) are compressed with it; where it has not, they keep pglz.
 func TestLargeColumnsUseLZ4(t *testing.T) {
 	s := storetest.Postgres(t)
 	ctx := t.Context()
@@ -221,7 +222,10 @@ func TestLargeColumnsUseLZ4(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"yes": "l", "no": ""}[hasLZ4]
-	for _, col := range []struct{ table, column string }{{"message_traces", "body"}, {"messages", "metadata"}, {"message_event_runs", "data"}} {
+	for _, col := range []struct{ table, column string }{
+		{"message_traces", "body"}, {"messages", "metadata"},
+		{"message_event_runs", "data"}, {"message_event_runs", "names"}, {"message_event_runs", "times"},
+	} {
 		got, err := s.QueryString(ctx, `SELECT attcompression::text FROM pg_attribute
 			WHERE attrelid = ?::regclass AND attname = ?`, col.table, col.column)
 		if err != nil {
