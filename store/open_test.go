@@ -41,6 +41,13 @@ func open(t *testing.T, databaseURL, dataDir string) *store.Store {
 	return s
 }
 
+// allMigrations is every migration's version, in the order Migrate applies them.
+var allMigrations = []string{
+	"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced",
+	"0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user",
+	"0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4",
+}
+
 func TestMigrate(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
@@ -57,7 +64,7 @@ func TestMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4"}, first); diff != "" {
+			if diff := cmp.Diff(allMigrations, first); diff != "" {
 				t.Errorf("first Migrate (-want +got):\n%s", diff)
 			}
 			second, err := fresh.Migrate(ctx)
@@ -111,7 +118,7 @@ func TestMigrate(t *testing.T) {
 			}
 			wg.Wait()
 			all := slices.Concat(applied...)
-			want := []string{"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced", "0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user", "0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4"}
+			want := allMigrations
 			if errs[0] != nil || errs[1] != nil || !slices.Equal(all, want) {
 				t.Errorf("concurrent Migrate: applied %v, errors %v; want %v once", applied, errs, want)
 			}
