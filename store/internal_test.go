@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,5 +260,47 @@ func valueText(v driver.Value) string {
 func TestRunningAssistantMIsRunningAssistant(t *testing.T) {
 	if got := strings.ReplaceAll(runningAssistantM, "m.", ""); got != runningAssistant {
 		t.Errorf("runningAssistantM unqualified is %q, want runningAssistant %q", got, runningAssistant)
+	}
+}
+
+// A commit of several messages sends their runs in message id order, whatever order the
+// batch brought them in: the UPDATE locks the rows in the runs' order, and RenewLeases
+// locks them in id order, so any other order can deadlock the two (byMessageID).
+func TestCommitRunsInMessageIDOrder(t *testing.T) {
+	delta := func(id string, seq int64) Event {
+		return Event{MessageID: id, Seq: seq, Name: "content_delta", Data: JSON(`{"delta":"x"}`)}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []Event
+	}{
+		{name: "deltas of two messages, the later id first", events: []Event{delta("m-b", 3), delta("m-b", 4), delta("m-a", 7)}},
+		{name: "already in order", events: []Event{delta("m-a", 7), delta("m-b", 3), delta("m-b", 4)}},
+		{name: "a finished message after a running one", events: []Event{delta("m-b", 3),
+			{MessageID: "m-a", Seq: 7, Name: "completed", Data: JSON(`{}`), Finish: &Message{ID: "m-a", Status: StatusCompleted}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			given := slices.Clone(tc.events)
+			_, args, err := commitStatement("owner", tc.events, summarise(tc.events))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var runs *textList
+			for _, a := range args {
+				if l, ok := a.(*textList); ok && strings.HasPrefix(string(l.b), "m-") {
+					runs = l // the runs' message ids: the first list of ids among the arguments
+					break
+				}
+			}
+			if runs == nil {
+				t.Fatalf("no list of the runs' message ids among %d arguments", len(args))
+			}
+			if got := strings.Split(string(runs.b), string(rune(textListSep))); !slices.Equal(got, []string{"m-a", "m-b"}) {
+				t.Errorf("runs' message ids %q, want [m-a m-b]", got)
+			}
+			if !slices.EqualFunc(tc.events, given, func(a, b Event) bool { return a.MessageID == b.MessageID && a.Seq == b.Seq }) {
+				t.Error("the caller's batch was reordered")
+			}
+		})
 	}
 }

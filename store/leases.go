@@ -59,7 +59,7 @@ func (s *Store) RenewLeases(ctx context.Context, lease Lease, ids []string) ([]L
 	var args []any
 	if s.isPostgres() {
 		// The rows are locked in id order, as the event log's commits lock them (see
-		// summarise): two statements locking the same rows in different orders can
+		// byMessageID): two statements locking the same rows in different orders can
 		// deadlock, and PostgreSQL breaks a deadlock only after deadlock_timeout (1 s).
 		q = `WITH l AS (SELECT id FROM messages WHERE owner = ? AND id = ANY(?) AND ` + runningAssistant + `
 			ORDER BY id FOR UPDATE)
