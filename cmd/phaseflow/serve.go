@@ -21,6 +21,7 @@ import (
 	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/internal/gcspacing"
 	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
@@ -68,6 +69,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		return err
 	}
 	defer stopDebug()
+	defer gcspacing.Start(cfg.GCSpacingHeap, cfg.GCSpacing).Stop()
 	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
