@@ -42,7 +42,7 @@ func defaults() Config {
 		MaxConcurrentTurns: 64,
 		MaxBodyBytes:       1048576,
 		GCSpacing:          200 * time.Millisecond,
-		GCSpacingHeap:      32 << 20,
+		GCSpacingHeap:      24 << 20,
 		PhaseTurnLimit:     12,
 		JWTMaxTTL:          24 * time.Hour,
 		MaxHeaderBytes:     16384,

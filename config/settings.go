@@ -159,7 +159,7 @@ func settings() []setting {
 		{flag: "gc-spacing", env: "PHASEFLOW_GC_SPACING", def: "200ms", arg: "duration",
 			usage: "keep garbage collections this far apart while the heap is small and busy (memory for CPU); 0 leaves GOGC alone",
 			set:   setGCSpacing},
-		{flag: "gc-spacing-heap", env: "PHASEFLOW_GC_SPACING_HEAP", def: "33554432", arg: "bytes",
+		{flag: "gc-spacing-heap", env: "PHASEFLOW_GC_SPACING_HEAP", def: "25165824", arg: "bytes",
 			usage: "heap size up to which --gc-spacing applies",
 			set:   setGCSpacingHeap},
 		{flag: "metrics-token", env: "PHASEFLOW_METRICS_TOKEN", arg: "token",
