@@ -7,8 +7,8 @@
 // under load is small (5–6 MB at 64 concurrent turns) while it allocates fast (about
 // 400 KB a turn, 120 MB a second), so at GOGC=100 it collected every 50 ms, and marking,
 // assists, sweeping and the scavenger's returns were about a third of its CPU (perf, c=64
-// sweep). With a 200 ms interval and a 24 MiB cap it collects every 150–200 ms there, for
-// about 15–20 MB more heap. Where the heap allocates slowly, as with a thousand streams
+// sweep). With a 200 ms interval and a 24 MiB cap its goal there is 24 MiB instead of
+// 11–13 MB, a cycle about every 150 ms, for 13–17 MB more RSS. Where the heap allocates slowly, as with a thousand streams
 // that each wait seconds between frames, the room one interval needs is small and GOGC
 // stays the operator's: a fixed floor (the first form of this package) grew such a
 // replica by 20 KiB a stream. A heap whose live part is past the cap, as with thousands
