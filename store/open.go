@@ -35,15 +35,6 @@ const (
 	sqliteBusyTimeout = 10000
 	// sqliteMinReaders is the floor of the read pool size.
 	sqliteMinReaders = 4
-	// sqliteWriterCacheKiB is the writer connection's page cache (SQLite's default is
-	// 2000 KiB). Ids are UUIDv7, so every insert lands on its B-tree's right edge and a
-	// turn's writes touch the same few dozen pages; the default cache only filled with
-	// pages no write came back to, and under the driver's allocator it held about 3 MB of
-	// resident memory once full. Measured with loadbench (docs/performance.md): 1000
-	// concurrent generations 64.6 → 61.7 KiB each (mean of six memory phases at 2000 KiB,
-	// four at 256), 1.8 more reads from the file a turn (pread64 counted at c=64: 12.8 →
-	// 14.6), CPU per turn within the noise in five alternated pairs of sweeps.
-	sqliteWriterCacheKiB = 256
 )
 
 // Open connects to the database named by databaseURL and checks that it answers. It does
@@ -196,7 +187,7 @@ func openSQLite(ctx context.Context, path, query string) (*Store, error) {
 // and starts the checkpoints.
 func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Store, error) {
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite&_timezone=UTC", sqliteBusyTimeout)
-	writerDSN := joinQuery(path, query, common+fmt.Sprintf("&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_pragma=cache_size(-%d)&_txlock=immediate", sqliteAutoCheckpoint, sqliteWriterCacheKiB))
+	writerDSN := joinQuery(path, query, common+fmt.Sprintf("&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_txlock=immediate", sqliteAutoCheckpoint))
 	w, err := openSQLitePool(ctx, writerDSN, 1)
 	if err != nil {
 		return nil, err
