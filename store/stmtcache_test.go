@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"runtime/metrics"
 	"testing"
 
 	"modernc.org/sqlite"
@@ -128,6 +130,49 @@ func TestStmtCache(t *testing.T) {
 				t.Errorf("rows of an evicted statement sum to %d, want 14", got)
 			}
 		}},
+		{"a context already done fails a statement and a transaction", func(t *testing.T, conn *sql.Conn) {
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := conn.ExecContext(done, `INSERT INTO t (n) VALUES (6)`); !errors.Is(err, context.Canceled) {
+				t.Errorf("insert: %v, want context.Canceled", err)
+			}
+			if _, err := conn.QueryContext(done, all, 1); !errors.Is(err, context.Canceled) {
+				t.Errorf("query: %v, want context.Canceled", err)
+			}
+			if _, err := conn.BeginTx(done, nil); !errors.Is(err, context.Canceled) {
+				t.Errorf("begin: %v, want context.Canceled", err)
+			}
+			rows, err := conn.QueryContext(ctx, all, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sumOf(t, rows); got != 15 {
+				t.Errorf("sum %d after the refused insert, want 15", got)
+			}
+		}},
+		{"statements start no goroutine to watch their context", func(t *testing.T, conn *sql.Conn) {
+			live, cancel := context.WithCancel(ctx)
+			defer cancel()
+			const txs = 100
+			before := goroutinesCreated()
+			for i := range txs {
+				tx, err := conn.BeginTx(live, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.ExecContext(live, `INSERT INTO t (n) VALUES (?)`, 10+i); err != nil {
+					t.Fatal(err)
+				}
+				if err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// database/sql watches each transaction's context with a goroutine of its own;
+			// modernc's connection would add one for each of BEGIN, the INSERT and COMMIT.
+			if n := goroutinesCreated() - before; n > txs+10 {
+				t.Errorf("%d goroutines started for %d transactions of three statements, want about %d", n, txs, txs)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +180,13 @@ func TestStmtCache(t *testing.T) {
 			tc.run(t, conn)
 		})
 	}
+}
+
+// goroutinesCreated is how many goroutines the process has started so far.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func BenchmarkStmtCacheExec(b *testing.B) {
