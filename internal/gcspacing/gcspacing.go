@@ -14,6 +14,12 @@
 // replica by 20 KiB a stream. A heap whose live part is past the cap, as with thousands
 // of open generations, collects at GOGC's own pace. GOMEMLIMIT, when set, still caps
 // every goal: the collector takes the lower.
+//
+// A raised GOGC is given back once no cycle has come for quietCycles intervals: the load
+// that asked for the room has stopped, and the next allocation then collects what it left
+// (a burst of a thousand followers opening kept 10–15 MB of its garbage past the burst,
+// 11–15 KiB a follower against 6 with no spacing, as a slow heap never reached the raised
+// goal).
 package gcspacing
 
 import (
@@ -23,6 +29,9 @@ import (
 	"sync"
 	"time"
 )
+
+// quietCycles is how many intervals without a cycle end the raised GOGC.
+const quietCycles = 5
 
 // runtimeMinHeap is the runtime's own minimum goal at GOGC=100 (defaultHeapMinimum), which
 // it scales by GOGC/100 too: a percentage above limit/runtimeMinHeap×100 would put even an
@@ -44,6 +53,7 @@ type Spacer struct {
 
 	mu         sync.Mutex
 	stopped    bool
+	quiet      *time.Timer // gives GOGC back when no cycle comes (calm)
 	sample     []metrics.Sample
 	lastAt     time.Time // when the last cycle's call ran
 	lastAllocs uint64    // the allocation total then
@@ -70,6 +80,8 @@ func Start(limit uint64, interval time.Duration) *Spacer {
 		s.stopped = true
 		return s
 	}
+	s.quiet = time.AfterFunc(time.Hour, s.calm)
+	s.quiet.Stop()
 	s.apply()
 	return s
 }
@@ -82,7 +94,17 @@ func (s *Spacer) Stop() {
 		return
 	}
 	s.stopped = true
+	s.quiet.Stop()
 	debug.SetGCPercent(s.base)
+}
+
+// calm gives the starting GOGC back: no cycle came for quietCycles intervals.
+func (s *Spacer) calm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped {
+		debug.SetGCPercent(s.base)
+	}
 }
 
 // apply sets the percentage for the next goal from the allocation rate since the last call
@@ -101,7 +123,11 @@ func (s *Spacer) apply() {
 	}
 	s.lastAt, s.lastAllocs = now, allocs
 	s.applied++
-	debug.SetGCPercent(percent(s.limit, live, room, s.base))
+	p := percent(s.limit, live, room, s.base)
+	debug.SetGCPercent(p)
+	if p > s.base {
+		s.quiet.Reset(quietCycles * s.interval)
+	}
 	runtime.AddCleanup(new(sentinel), func(s *Spacer) { s.apply() }, s)
 }
 

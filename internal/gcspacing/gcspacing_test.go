@@ -105,6 +105,28 @@ func TestSlowAllocationKeepsGOGC(t *testing.T) {
 	}
 }
 
+// TestQuietGivesGOGCBack is a burst of load that stops: the GOGC raised for it goes back
+// once no cycle has come for quietCycles intervals, so what the burst left is collected.
+func TestQuietGivesGOGCBack(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	debug.SetGCPercent(before)
+	const interval = 20 * time.Millisecond
+	s := Start(1<<30, interval)
+	defer s.Stop()
+	settle(t, s)
+	churn(64 << 20)
+	settle(t, s)
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	if p <= before {
+		t.Fatalf("GOGC after a burst = %d, want above the starting %d", p, before)
+	}
+	time.Sleep(3 * quietCycles * interval)
+	if p := debug.SetGCPercent(before); p != before {
+		t.Errorf("GOGC after %v without a cycle = %d, want the starting %d", 3*quietCycles*interval, p, before)
+	}
+}
+
 func TestStopRestoresGOGC(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	debug.SetGCPercent(before)
