@@ -80,8 +80,7 @@ func Start(limit uint64, interval time.Duration) *Spacer {
 		s.stopped = true
 		return s
 	}
-	s.quiet = time.AfterFunc(time.Hour, s.calm)
-	s.quiet.Stop()
+	s.quiet = time.AfterFunc(quietCycles*interval, s.calm) // GOGC is still base: a no-op unless reset
 	s.apply()
 	return s
 }
