@@ -75,16 +75,25 @@ func settle(t *testing.T, s *Spacer) {
 // without: the test binary's live heap is a few MB, so without spacing the collector runs
 // every few MB; with a second's spacing up to 256 MiB, the first cycle measures the rate
 // and the rest of 128 MiB needs hardly another.
+//
+// Without spacing the count is the runtime's own and varies: what is allocated while a
+// cycle marks counts as live for the next goal, so a mark phase slowed by a busy machine
+// leaves fewer, larger cycles (5 to 41 seen for the same 128 MiB). The unspaced churn is
+// tried up to three times for a baseline that can tell.
 func TestSpacingDefersCollectionsUnderLoad(t *testing.T) {
+	var without uint64
+	for try := 0; try < 3 && without < 8; try++ {
+		runtime.GC()
+		without = max(without, churn(128<<20))
+	}
+	if without < 8 {
+		t.Fatalf("only %d collections without spacing: the test cannot tell spacing's effect", without)
+	}
 	runtime.GC()
-	without := churn(128 << 20)
 	s := Start(256<<20, time.Second)
 	defer s.Stop()
 	with := churn(128 << 20)
 	t.Logf("collections for 128 MiB of garbage: %d without spacing, %d with it", without, with)
-	if without < 8 {
-		t.Fatalf("only %d collections without spacing: the test cannot tell spacing's effect", without)
-	}
 	if with > 3 {
 		t.Errorf("%d collections with spacing, want at most 3 (%d without)", with, without)
 	}
@@ -107,6 +116,8 @@ func TestSlowAllocationKeepsGOGC(t *testing.T) {
 
 // TestQuietGivesGOGCBack is a burst of load that stops: the GOGC raised for it goes back
 // once no cycle has come for quietCycles intervals, so what the burst left is collected.
+// The burst goes on until a cycle's call has raised GOGC (which call does depends on where
+// the cycles fall), then stops.
 func TestQuietGivesGOGCBack(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	debug.SetGCPercent(before)
@@ -114,17 +125,24 @@ func TestQuietGivesGOGCBack(t *testing.T) {
 	s := Start(1<<30, interval)
 	defer s.Stop()
 	settle(t, s)
-	churn(64 << 20)
-	settle(t, s)
-	p := debug.SetGCPercent(-1)
-	debug.SetGCPercent(p)
-	if p <= before {
-		t.Fatalf("GOGC after a burst = %d, want above the starting %d", p, before)
+	for deadline := time.Now().Add(5 * time.Second); gogc(s) <= before; churn(4 << 20) {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC still %d after 5s of allocating fast, want above the starting %d", gogc(s), before)
+		}
 	}
 	time.Sleep(3 * quietCycles * interval)
-	if p := debug.SetGCPercent(before); p != before {
+	if p := gogc(s); p != before {
 		t.Errorf("GOGC after %v without a cycle = %d, want the starting %d", 3*quietCycles*interval, p, before)
 	}
+}
+
+// gogc reads GOGC while s cannot change it (apply and calm set it under s.mu).
+func gogc(s *Spacer) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }
 
 func TestStopRestoresGOGC(t *testing.T) {
