@@ -8,12 +8,12 @@
 // 400 KB a turn, 120 MB a second), so at GOGC=100 it collected every 50 ms, and marking,
 // assists, sweeping and the scavenger's returns were about a third of its CPU (perf, c=64
 // sweep). With a 200 ms interval and a 24 MiB cap its goal there is 24 MiB instead of
-// 11–13 MB, a cycle about every 150 ms, for 13–17 MB more RSS. Where the heap allocates slowly, as with a thousand streams
-// that each wait seconds between frames, the room one interval needs is small and GOGC
-// stays the operator's: a fixed floor (the first form of this package) grew such a
-// replica by 20 KiB a stream. A heap whose live part is past the cap, as with thousands
-// of open generations, collects at GOGC's own pace. GOMEMLIMIT, when set, still caps
-// every goal: the collector takes the lower.
+// 11–13 MB, a cycle about every 150 ms, for 13–17 MB more RSS. Where the heap allocates
+// slowly, as with a thousand streams that each wait seconds between frames, the room one
+// interval needs is small and GOGC stays the operator's: a fixed floor (the first form of
+// this package) grew such a replica by 20 KiB a stream. A heap whose live part is past
+// the cap, as with thousands of open generations, collects at GOGC's own pace. GOMEMLIMIT,
+// when set, still caps every goal: the collector takes the lower.
 //
 // A raised GOGC is given back once no cycle has come for quietCycles intervals: the load
 // that asked for the room has stopped, and the next allocation then collects what it left
