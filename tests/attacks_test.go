@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,16 +11,15 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/internal/jwkstest"
 	"github.com/phaseflow/phaseflow/mcpcontext"
 )
 
@@ -51,29 +49,10 @@ func startIdentityProvider(t *testing.T) *identityProvider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := jwkset.NewMemoryStorage()
-	for _, k := range []struct {
-		key      any
-		kid, alg string
-	}{{&rk.PublicKey, "idp-rsa", "RS256"}, {&ek.PublicKey, "idp-ec", "ES256"}} {
-		jwk, err := jwkset.NewJWKFromKey(k.key, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: k.kid, ALG: jwkset.ALG(k.alg), USE: jwkset.UseSig}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := set.KeyWrite(context.Background(), jwk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc, err := set.JSONPublic(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(doc)
-	}))
-	t.Cleanup(srv.Close)
-	return &identityProvider{rsa: rk, ec: ek, url: srv.URL}
+	url := jwkstest.Serve(t,
+		jwkstest.Key{Public: &rk.PublicKey, KID: "idp-rsa", Alg: "RS256", Sig: true},
+		jwkstest.Key{Public: &ek.PublicKey, KID: "idp-ec", Alg: "ES256", Sig: true})
+	return &identityProvider{rsa: rk, ec: ek, url: url}
 }
 
 // claimsFor are valid claims for sub on the attack server, changed by mod.

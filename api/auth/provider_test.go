@@ -12,14 +12,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/phaseflow/phaseflow/internal/jwkstest"
 	"github.com/phaseflow/phaseflow/mcpcontext"
 )
 
@@ -40,36 +38,11 @@ func newProvider(t *testing.T, extra ...mcpcontext.PublicKey) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := jwkset.NewMemoryStorage()
-	keys := []struct {
-		key      any
-		kid, alg string
-	}{{&rk.PublicKey, "rsa-1", "RS256"}, {&ek.PublicKey, "ec-1", "ES256"}}
+	keys := []jwkstest.Key{{Public: &rk.PublicKey, KID: "rsa-1", Alg: "RS256"}, {Public: &ek.PublicKey, KID: "ec-1", Alg: "ES256"}}
 	for _, pk := range extra {
-		keys = append(keys, struct {
-			key      any
-			kid, alg string
-		}{pk.Key, pk.KID, pk.Alg})
+		keys = append(keys, jwkstest.Key{Public: pk.Key, KID: pk.KID, Alg: pk.Alg})
 	}
-	for _, k := range keys {
-		jwk, err := jwkset.NewJWKFromKey(k.key, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: k.kid, ALG: jwkset.ALG(k.alg)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := set.KeyWrite(context.Background(), jwk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc, err := set.JSONPublic(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(doc)
-	}))
-	t.Cleanup(srv.Close)
-	return &provider{rsa: rk, ec: ek, url: srv.URL}
+	return &provider{rsa: rk, ec: ek, url: jwkstest.Serve(t, keys...)}
 }
 
 func (p *provider) authority(t *testing.T, o Options) *Authority {
