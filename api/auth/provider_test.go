@@ -38,7 +38,10 @@ func newProvider(t *testing.T, extra ...mcpcontext.PublicKey) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []jwkstest.Key{{Public: &rk.PublicKey, KID: "rsa-1", Alg: "RS256"}, {Public: &ek.PublicKey, KID: "ec-1", Alg: "ES256"}}
+	keys := []jwkstest.Key{
+		{Public: &rk.PublicKey, KID: "rsa-1", Alg: "RS256"},
+		{Public: &ek.PublicKey, KID: "ec-1", Alg: "ES256"},
+	}
 	for _, pk := range extra {
 		keys = append(keys, jwkstest.Key{Public: pk.Key, KID: pk.KID, Alg: pk.Alg})
 	}
