@@ -35,7 +35,7 @@ func NewSigner(key *Key, issuer string, also ...PublicKey) (*Signer, error) {
 			s.published = append(s.published, k)
 		}
 	}
-	jwks, err := jwksDocument(s.published)
+	jwks, err := JWKSDocument(s.published)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +67,10 @@ func FromConfig(cfg config.Config) (*Signer, error) {
 	return NewSigner(key, cfg.JWTIssuer, also...)
 }
 
-// jwksDocument renders the public keys as a JWK Set (RFC 7517 §5), each with kid, alg and
-// use "sig".
-func jwksDocument(keys []PublicKey) ([]byte, error) {
+// JWKSDocument renders the public keys as a JWK Set (RFC 7517 §5), each with kid, alg and
+// use "sig": the document a Signer serves, and the one tests publish for an identity
+// provider (internal/jwkstest), so that both are written the same way.
+func JWKSDocument(keys []PublicKey) ([]byte, error) {
 	set := jwkset.NewMemoryStorage()
 	ctx := context.Background()
 	for _, k := range keys {

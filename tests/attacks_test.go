@@ -50,8 +50,8 @@ func startIdentityProvider(t *testing.T) *identityProvider {
 		t.Fatal(err)
 	}
 	url := jwkstest.Serve(t,
-		jwkstest.Key{Public: &rk.PublicKey, KID: "idp-rsa", Alg: "RS256", Sig: true},
-		jwkstest.Key{Public: &ek.PublicKey, KID: "idp-ec", Alg: "ES256", Sig: true})
+		mcpcontext.PublicKey{Key: &rk.PublicKey, KID: "idp-rsa", Alg: "RS256"},
+		mcpcontext.PublicKey{Key: &ek.PublicKey, KID: "idp-ec", Alg: "ES256"})
 	return &identityProvider{rsa: rk, ec: ek, url: url}
 }
 

@@ -38,13 +38,10 @@ func newProvider(t *testing.T, extra ...mcpcontext.PublicKey) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []jwkstest.Key{
-		{Public: &rk.PublicKey, KID: "rsa-1", Alg: "RS256"},
-		{Public: &ek.PublicKey, KID: "ec-1", Alg: "ES256"},
-	}
-	for _, pk := range extra {
-		keys = append(keys, jwkstest.Key{Public: pk.Key, KID: pk.KID, Alg: pk.Alg})
-	}
+	keys := append([]mcpcontext.PublicKey{
+		{Key: &rk.PublicKey, KID: "rsa-1", Alg: "RS256"},
+		{Key: &ek.PublicKey, KID: "ec-1", Alg: "ES256"},
+	}, extra...)
 	return &provider{rsa: rk, ec: ek, url: jwkstest.Serve(t, keys...)}
 }
 

@@ -1,46 +1,22 @@
 // Package jwkstest publishes a JWK Set on loopback: the identity provider that token
 // verification is tested against, both by api/auth's own tests and by the end-to-end
-// attack table. One server for both, so that what "a provider's key set" means in a test
-// is written once.
+// attack table. The document is the one the server itself renders for its MCP keys
+// (mcpcontext.JWKSDocument), so tests and server describe keys the same way.
 package jwkstest
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/MicahParks/jwkset"
+	"github.com/phaseflow/phaseflow/mcpcontext"
 )
-
-// Key is one public key of the set, with the id and algorithm it is published under.
-// Sig marks it for signatures ("use": "sig"), as a provider's keys usually are; a set
-// without "use" must be accepted too, so it is left to the test.
-type Key struct {
-	Public   any
-	KID, Alg string
-	Sig      bool
-}
 
 // Serve publishes keys as a JWK Set at the root of a new loopback server and returns its
 // URL; the server closes when the test ends.
-func Serve(t testing.TB, keys ...Key) string {
+func Serve(t testing.TB, keys ...mcpcontext.PublicKey) string {
 	t.Helper()
-	set := jwkset.NewMemoryStorage()
-	for _, k := range keys {
-		meta := jwkset.JWKMetadataOptions{KID: k.KID, ALG: jwkset.ALG(k.Alg)}
-		if k.Sig {
-			meta.USE = jwkset.UseSig
-		}
-		jwk, err := jwkset.NewJWKFromKey(k.Public, jwkset.JWKOptions{Metadata: meta})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := set.KeyWrite(context.Background(), jwk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc, err := set.JSONPublic(context.Background())
+	doc, err := mcpcontext.JWKSDocument(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
