@@ -21,10 +21,10 @@ import (
 	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store/storetest"
+	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
 // stack is the whole server in-process, so the test can check that every goroutine a

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/orchestration/session"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // lockedStore runs a test's step at the turn's lock: after the orchestrator's own Locked

@@ -7,8 +7,8 @@ import (
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/session"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // TestAForeignStrategyFailsTheTurn plays a turn whose validate_strategy call hands back

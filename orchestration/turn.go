@@ -15,8 +15,8 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Request is what a client asked for (a message in a session, or in a new one, untitled

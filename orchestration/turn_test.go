@@ -19,10 +19,10 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/session"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 func TestMain(m *testing.M) {

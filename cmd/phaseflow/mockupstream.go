@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
 // runMockUpstream serves the scripted upstream on its own until ctx ends:

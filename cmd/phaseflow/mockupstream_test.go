@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the command's log writes and the test's read.

@@ -28,12 +28,12 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/mcptools"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/router"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/upstream/mcptools"
+	"github.com/phaseflow/phaseflow/upstream/router"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 	"github.com/phaseflow/phaseflow/userlimit"
 )
 

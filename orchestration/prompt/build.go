@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/phaseflow/phaseflow/handlers"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Input is everything one prompt is built from.

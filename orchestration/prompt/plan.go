@@ -16,9 +16,9 @@ import (
 	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Handlers finds the handler of a phase.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // maxAttempts is the first attempt plus at most one correction retry.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // replies plays one reply per request, in order.

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Failure maps an attempt's failure to what the client is told: the error code and a

@@ -19,8 +19,8 @@ import (
 
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Streamer is the upstream as the stream handler uses it.

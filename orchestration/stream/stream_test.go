@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // fakeUpstream plays a fixed list of events, optionally hanging afterwards. Pauses, by

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // toolCallRound is a Chat Completions stream in which the model calls fn with args.

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
 // stateInstructions returns instructions holding the [SESSION STATE] block the server's

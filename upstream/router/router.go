@@ -33,7 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // Streamer is one endpoint's wire client: [upstream.Client] or [upstream.ChatClient].

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // errFirstByte is the cause of an attempt cut because its endpoint sent nothing in time.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/mcptools"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/upstream/mcptools"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
 // chatClient returns a Chat Completions client for run whose MCP tools Phaseflow's own

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // A reply streams for minutes; its prompt (instructions, the conversation) is kilobytes. Once

@@ -5,7 +5,7 @@ import (
 	"iter"
 	"testing"
 
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 // replay is a Streamer that yields the same events on every call, without a network: what

@@ -17,8 +17,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
-	"github.com/phaseflow/phaseflow/orchestration/upstream"
-	"github.com/phaseflow/phaseflow/orchestration/upstream/scripted"
+	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
 func TestMain(m *testing.M) {
