@@ -119,6 +119,9 @@ type Config struct {
 	UpstreamModel string
 	// UpstreamWire is the API the shorthand endpoint (UpstreamURL) speaks.
 	UpstreamWire Wire
+	// UpstreamJSONMode is how the shorthand endpoint (or the built-in upstream) is asked
+	// for a JSON skill's object: auto, structured or text_json.
+	UpstreamJSONMode JSONMode
 	// UpstreamsFile names the JSON file listing several endpoints; it excludes
 	// UpstreamURL.
 	UpstreamsFile string
@@ -173,6 +176,14 @@ type Config struct {
 	ReplyPolicy ReplyPolicy
 	// SerpQueriesOptional lets a reply without serp queries pass validation.
 	SerpQueriesOptional bool
+	// SkillCallTimeout bounds one model call of a JSON skill (its own timeout is the
+	// lower bound of the two).
+	SkillCallTimeout time.Duration
+	// SkillDedupWindow is how long a terminal question keeps its fingerprint: the same
+	// question from the same source within it is a duplicate.
+	SkillDedupWindow time.Duration
+	// SkillJobConcurrency is how many inputs of one skill job run at once.
+	SkillJobConcurrency int
 	// LogLevel is the minimum level the logger writes.
 	LogLevel slog.Level
 	// LogFormat is the logger's output format.
@@ -292,6 +303,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("upstream_api_key", c.UpstreamAPIKey.String()),
 		slog.String("upstream_model", c.UpstreamModel),
 		slog.String("upstream_wire", string(c.UpstreamWire)),
+		slog.String("upstream_json_mode", string(c.UpstreamJSONMode)),
 		slog.String("upstreams_file", c.UpstreamsFile),
 		slog.Attr{Key: "endpoints", Value: endpointsValue(c.Endpoints)},
 		slog.Int("upstream_max_attempts", c.UpstreamMaxAttempts),
@@ -314,6 +326,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.String("reply_policy", string(c.ReplyPolicy)),
 		slog.Bool("serp_optional", c.SerpQueriesOptional),
+		slog.Duration("skill_call_timeout", c.SkillCallTimeout),
+		slog.Duration("skill_dedup_window", c.SkillDedupWindow),
+		slog.Int("skill_job_concurrency", c.SkillJobConcurrency),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", string(c.LogFormat)),
 	)

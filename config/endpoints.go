@@ -24,6 +24,30 @@ const (
 	WireChat Wire = "chat"
 )
 
+// JSONMode is how an endpoint is asked for a JSON skill's object (json-skills.md §3).
+type JSONMode string
+
+// The modes accepted in an endpoint's "json_mode" and by --upstream-json-mode.
+const (
+	// JSONModeAuto picks by provider: structured for OpenAI, text_json for the others.
+	JSONModeAuto JSONMode = "auto"
+	// JSONModeStructured sends the output schema as response_format / text.format.
+	JSONModeStructured JSONMode = "structured"
+	// JSONModeTextJSON sends no format and puts the skill's hard rules in the prompt.
+	JSONModeTextJSON JSONMode = "text_json"
+)
+
+// parseJSONMode checks a mode; empty means auto.
+func parseJSONMode(v string) (JSONMode, error) {
+	switch m := JSONMode(v); m {
+	case "":
+		return JSONModeAuto, nil
+	case JSONModeAuto, JSONModeStructured, JSONModeTextJSON:
+		return m, nil
+	}
+	return JSONModeAuto, fmt.Errorf("unknown JSON mode %q (want auto, structured or text_json)", v)
+}
+
 // Endpoint is one upstream the router may send turns to, from PHASEFLOW_UPSTREAMS_FILE or
 // from the single-endpoint shorthand (PHASEFLOW_UPSTREAM_URL, _API_KEY, _MODEL, _WIRE).
 type Endpoint struct {
@@ -39,6 +63,8 @@ type Endpoint struct {
 	Wire Wire
 	// Priority orders the endpoints: lower first; equal priorities share the load.
 	Priority int
+	// JSONMode is how JSON skills ask this endpoint for their object.
+	JSONMode JSONMode
 }
 
 // LogValue logs the endpoint with its key redacted.
@@ -46,13 +72,14 @@ func (e Endpoint) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Int("id", e.ID), slog.String("url", RedactURL(e.URL)), slog.String("api_key", e.APIKey.String()),
 		slog.String("model", e.Model), slog.String("wire", string(e.Wire)), slog.Int("priority", e.Priority),
+		slog.String("json_mode", string(e.JSONMode)),
 	)
 }
 
 // String prints the endpoint with its key and any credential in its URL redacted, so
 // %v is as safe as the log.
 func (e Endpoint) String() string {
-	return fmt.Sprintf("{id:%d url:%s api_key:%s model:%s wire:%s priority:%d}", e.ID, RedactURL(e.URL), e.APIKey, e.Model, e.Wire, e.Priority)
+	return fmt.Sprintf("{id:%d url:%s api_key:%s model:%s wire:%s priority:%d json_mode:%s}", e.ID, RedactURL(e.URL), e.APIKey, e.Model, e.Wire, e.Priority, e.JSONMode)
 }
 
 // endpointsValue logs a list of endpoints as one group per endpoint (slog does not call
@@ -80,6 +107,7 @@ type fileEndpoint struct {
 	Model     string `json:"model"`
 	Wire      Wire   `json:"wire"`
 	Priority  int    `json:"priority"`
+	JSONMode  string `json:"json_mode"`
 }
 
 // resolveEndpoints fills c.Endpoints from the upstreams file or the shorthand, once all
@@ -96,7 +124,7 @@ func resolveEndpoints(c *Config, getenv func(string) string) error {
 		}
 		c.Endpoints = eps
 	case c.UpstreamURL != "":
-		c.Endpoints = []Endpoint{{ID: 1, URL: c.UpstreamURL, APIKey: c.UpstreamAPIKey, Model: c.UpstreamModel, Wire: c.UpstreamWire, Priority: 1}}
+		c.Endpoints = []Endpoint{{ID: 1, URL: c.UpstreamURL, APIKey: c.UpstreamAPIKey, Model: c.UpstreamModel, Wire: c.UpstreamWire, Priority: 1, JSONMode: c.UpstreamJSONMode}}
 	}
 	if c.UpstreamChain && (len(c.Endpoints) > 1 || (len(c.Endpoints) == 1 && c.Endpoints[0].Wire != WireResponses)) {
 		return errors.New("PHASEFLOW_UPSTREAM_CHAIN needs a single endpoint on the responses wire: a response id is known only to the endpoint that made it")
@@ -165,6 +193,9 @@ func (fe fileEndpoint) check(getenv func(string) string) (Endpoint, error) {
 	case WireResponses, WireChat:
 	default:
 		return e, fmt.Errorf("wire: %q is not responses or chat", fe.Wire)
+	}
+	if e.JSONMode, err = parseJSONMode(fe.JSONMode); err != nil {
+		return e, fmt.Errorf("json_mode: %w", err)
 	}
 	key, err := fe.key(getenv)
 	if err != nil {

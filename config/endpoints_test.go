@@ -25,7 +25,7 @@ func writeFile(t *testing.T, body string) string {
 // issueExample is the file of issue 12, with a key for the second endpoint.
 const issueExample = `{"endpoints": [
   {"id": 1, "url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "model": "gpt-4o-mini", "wire": "responses", "priority": 1},
-  {"id": 2, "url": "https://openrouter.ai/api/v1/", "api_key": "sk-or-file", "model": "meta-llama/llama-3.3-70b-instruct", "wire": "chat", "priority": 2}
+  {"id": 2, "url": "https://openrouter.ai/api/v1/", "api_key": "sk-or-file", "model": "meta-llama/llama-3.3-70b-instruct", "wire": "chat", "priority": 2, "json_mode": "structured"}
 ]}`
 
 func TestLoadEndpoints(t *testing.T) {
@@ -37,13 +37,13 @@ func TestLoadEndpoints(t *testing.T) {
 	}{
 		{name: "the issue's two endpoints", file: issueExample, env: map[string]string{"OPENAI_API_KEY": "sk-env"},
 			want: []Endpoint{
-				{ID: 1, URL: "https://api.openai.com/v1", APIKey: "sk-env", Model: "gpt-4o-mini", Wire: WireResponses, Priority: 1},
-				{ID: 2, URL: "https://openrouter.ai/api/v1", APIKey: "sk-or-file", Model: "meta-llama/llama-3.3-70b-instruct", Wire: WireChat, Priority: 2},
+				{ID: 1, URL: "https://api.openai.com/v1", APIKey: "sk-env", Model: "gpt-4o-mini", Wire: WireResponses, Priority: 1, JSONMode: JSONModeAuto},
+				{ID: 2, URL: "https://openrouter.ai/api/v1", APIKey: "sk-or-file", Model: "meta-llama/llama-3.3-70b-instruct", Wire: WireChat, Priority: 2, JSONMode: JSONModeStructured},
 			}},
 		{name: "wire defaults to responses and a key is optional", file: `{"endpoints":[{"id":7,"url":"http://127.0.0.1:11434/v1","model":"qwen3:8b"}]}`,
-			want: []Endpoint{{ID: 7, URL: "http://127.0.0.1:11434/v1", Model: "qwen3:8b", Wire: WireResponses}}},
-		{name: "the shorthand on the chat wire", env: map[string]string{"PHASEFLOW_UPSTREAM_URL": "http://ollama:11434/v1", "PHASEFLOW_UPSTREAM_WIRE": "chat", "PHASEFLOW_UPSTREAM_MODEL": "qwen3:8b"},
-			want: []Endpoint{{ID: 1, URL: "http://ollama:11434/v1", Model: "qwen3:8b", Wire: WireChat, Priority: 1}}},
+			want: []Endpoint{{ID: 7, URL: "http://127.0.0.1:11434/v1", Model: "qwen3:8b", Wire: WireResponses, JSONMode: JSONModeAuto}}},
+		{name: "the shorthand on the chat wire", env: map[string]string{"PHASEFLOW_UPSTREAM_URL": "http://ollama:11434/v1", "PHASEFLOW_UPSTREAM_WIRE": "chat", "PHASEFLOW_UPSTREAM_MODEL": "qwen3:8b", "PHASEFLOW_UPSTREAM_JSON_MODE": "text_json"},
+			want: []Endpoint{{ID: 1, URL: "http://ollama:11434/v1", Model: "qwen3:8b", Wire: WireChat, Priority: 1, JSONMode: JSONModeTextJSON}}},
 		{name: "nothing configured means the built-in upstream", want: nil},
 	}
 	for _, tt := range tests {
@@ -78,6 +78,7 @@ func TestLoadEndpointsErrors(t *testing.T) {
 		{name: "not JSON", file: "endpoints:", wantErr: "not the endpoints JSON"},
 		{name: "unknown field", file: ep(good + `,"api-key":"x"`), wantErr: `unknown field "api-key"`},
 		{name: "trailing data", file: ep(good) + ` {}`, wantErr: "data after the object"},
+		{name: "unknown JSON mode", file: ep(good + `,"json_mode":"xml"`), wantErr: `json_mode: unknown JSON mode "xml"`},
 		{name: "no endpoint", file: `{"endpoints":[]}`, wantErr: `"endpoints" lists no endpoint`},
 		{name: "id missing", file: ep(`"url":"https://a.example/v1","model":"m"`), wantErr: "endpoint 1 (id 0): id: must be a positive integer"},
 		{name: "relative url", file: ep(`"id":3,"url":"api.openai.com/v1","model":"m"`), wantErr: "endpoint 1 (id 3): url: want an absolute http or https URL"},

@@ -75,6 +75,9 @@ func settings() []setting {
 		{flag: "upstream-wire", env: "PHASEFLOW_UPSTREAM_WIRE", def: "responses", arg: "responses|chat",
 			usage: "API the --upstream-url endpoint speaks: the Responses API, or Chat Completions with MCP tools run by Phaseflow",
 			set:   setWire},
+		{flag: "upstream-json-mode", env: "PHASEFLOW_UPSTREAM_JSON_MODE", def: "auto", arg: "auto|structured|text_json",
+			usage: "how the --upstream-url endpoint is asked for a JSON skill's object: the schema as response_format (structured), hard rules in the prompt (text_json), or by provider (auto: structured for OpenAI)",
+			set:   setJSONMode},
 		{flag: "upstreams-file", env: "PHASEFLOW_UPSTREAMS_FILE", arg: "path",
 			usage: `JSON file listing several endpoints, {"endpoints":[{"id","url","api_key" or "api_key_env","model","wire","priority"}]}; replaces --upstream-url`,
 			set:   func(c *Config, v string) error { c.UpstreamsFile = v; return nil }},
@@ -174,6 +177,15 @@ func settings() []setting {
 		{flag: "serp-optional", env: "PHASEFLOW_SERP_OPTIONAL", def: "false", isBool: true,
 			usage: "accept replies without serp queries",
 			set:   setBool(func(c *Config) *bool { return &c.SerpQueriesOptional })},
+		{flag: "skill-call-timeout", env: "PHASEFLOW_SKILL_CALL_TIMEOUT", def: "10s", arg: "duration",
+			usage: "time limit of one model call of a JSON skill (upstream_timeout beyond)",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.SkillCallTimeout })},
+		{flag: "skill-dedup-window", env: "PHASEFLOW_SKILL_DEDUP_WINDOW", def: "10m", arg: "duration",
+			usage: "how long the same terminal question from the same source_id counts as a duplicate",
+			set:   setDuration(0, func(c *Config) *time.Duration { return &c.SkillDedupWindow })},
+		{flag: "skill-job-concurrency", env: "PHASEFLOW_SKILL_JOB_CONCURRENCY", def: "4", arg: "n",
+			usage: "inputs of one JSON-skill job run at once",
+			set:   setIntAtLeast(1, func(c *Config) *int { return &c.SkillJobConcurrency })},
 		{flag: "log-level", env: "PHASEFLOW_LOG_LEVEL", def: "info", arg: "debug|info|warn|error",
 			usage: "minimum log level",
 			set:   setLogLevel},
@@ -328,6 +340,13 @@ func setReplyPolicy(c *Config, v string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown reply policy %q (want retry, report or off)", v)
+}
+
+// setJSONMode accepts one of the JSONMode constants.
+func setJSONMode(c *Config, v string) error {
+	m, err := parseJSONMode(v)
+	c.UpstreamJSONMode = m
+	return err
 }
 
 // setLogLevel accepts the four slog level names, case-insensitively.

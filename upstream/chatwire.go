@@ -9,13 +9,15 @@ import (
 // chatRequest is the JSON body of POST /chat/completions. headers are the extra request
 // headers of the [Request]; they are not part of the body.
 type chatRequest struct {
-	Model         string        `json:"model,omitempty"`
-	Messages      []chatMessage `json:"messages"`
-	Tools         []chatTool    `json:"tools,omitempty"`
-	ToolChoice    any           `json:"tool_choice,omitempty"`
-	MaxTokens     int           `json:"max_tokens,omitempty"`
-	Stream        bool          `json:"stream"`
-	StreamOptions streamOptions `json:"stream_options"`
+	Model          string              `json:"model,omitempty"`
+	Messages       []chatMessage       `json:"messages"`
+	Tools          []chatTool          `json:"tools,omitempty"`
+	ToolChoice     any                 `json:"tool_choice,omitempty"`
+	MaxTokens      int                 `json:"max_tokens,omitempty"`
+	Temperature    *float64            `json:"temperature,omitempty"`
+	ResponseFormat *chatResponseFormat `json:"response_format,omitempty"`
+	Stream         bool                `json:"stream"`
+	StreamOptions  streamOptions       `json:"stream_options"`
 
 	headers http.Header
 }
@@ -77,8 +79,8 @@ type conversation struct {
 // wire and falls back to auto.
 func newConversation(req Request) (*conversation, error) {
 	c := &conversation{req: req}
-	if req.Instructions != "" {
-		c.messages = append(c.messages, chatMessage{Role: "system", Content: ptr(req.Instructions)})
+	if instructions := req.JSON.instructions(req.Instructions); instructions != "" {
+		c.messages = append(c.messages, chatMessage{Role: "system", Content: ptr(instructions)})
 	}
 	for _, in := range req.Input {
 		if in.Role == "" {
@@ -111,7 +113,7 @@ func (c *conversation) offer(fns []Function) {
 func (c *conversation) body(last bool) chatRequest {
 	b := chatRequest{
 		Model: c.req.Model, Messages: c.messages, MaxTokens: c.req.MaxOutputTokens,
-		Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, headers: c.req.Headers,
+		Temperature: c.req.Temperature, ResponseFormat: c.req.JSON.chatFormat(), Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, headers: c.req.Headers,
 	}
 	if len(c.tools) > 0 {
 		b.Tools, b.ToolChoice = c.tools, c.choice

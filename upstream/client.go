@@ -112,6 +112,12 @@ type Request struct {
 	ToolChoice         any
 	MaxOutputTokens    int
 	PreviousResponseID string
+	// Temperature, when set, is sent as is (JSON skills send 0); nil leaves the
+	// provider's default.
+	Temperature *float64
+	// JSON, when set, asks for one JSON object in the endpoint's output mode (see
+	// [JSONOutput]); nil asks for prose.
+	JSON *JSONOutput
 	// Headers are extra request headers. Content-Type and Accept, and Authorization when
 	// the client has an API key, are set after them and win.
 	Headers http.Header
@@ -138,6 +144,8 @@ type wireRequest struct {
 	ToolChoice         any               `json:"tool_choice,omitempty"`
 	MaxOutputTokens    int               `json:"max_output_tokens,omitempty"`
 	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Temperature        *float64          `json:"temperature,omitempty"`
+	Text               *responsesText    `json:"text,omitempty"`
 	Stream             bool              `json:"stream"`
 }
 
@@ -237,12 +245,14 @@ func openStream(rt http.RoundTripper, out *outgoing) (io.ReadCloser, string, err
 func (c *Client) newRequest(ctx context.Context, req Request) (*outgoing, error) {
 	body, err := json.Marshal(wireRequest{
 		Model:              req.Model,
-		Instructions:       req.Instructions,
+		Instructions:       req.JSON.instructions(req.Instructions),
 		Input:              req.Input,
 		Tools:              req.Tools,
 		ToolChoice:         req.ToolChoice,
 		MaxOutputTokens:    req.MaxOutputTokens,
 		PreviousResponseID: req.PreviousResponseID,
+		Temperature:        req.Temperature,
+		Text:               req.JSON.responsesText(),
 		Stream:             true,
 	})
 	if err != nil {

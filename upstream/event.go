@@ -51,6 +51,9 @@ type Event struct {
 	// Provider is the provider of that endpoint (see [DetectProvider]), stamped like
 	// EndpointID.
 	Provider string
+	// OutputMode is the JSON output mode the endpoint was sent ([JSONOutput.ModeUsed]),
+	// stamped like EndpointID; "" for a prose request.
+	OutputMode string
 }
 
 // ToolCall is one MCP call the upstream ran on the model's behalf.

@@ -287,7 +287,9 @@ func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) 
 	for i, e := range eps {
 		client, closeIdle := wireClient(cfg, e, host)
 		stops = append(stops, closeIdle)
-		endpoints[i] = router.Endpoint{ID: e.ID, Provider: cmp.Or(provider, upstream.DetectProvider(e.URL)), Model: e.Model, Priority: e.Priority, Client: client}
+		p := cmp.Or(provider, upstream.DetectProvider(e.URL))
+		endpoints[i] = router.Endpoint{ID: e.ID, Provider: p, Model: e.Model, Priority: e.Priority, Client: client,
+			JSONMode: upstream.ResolveJSONMode(string(e.JSONMode), p)}
 		logger.Info("upstream endpoint", "endpoint", e, "provider", endpoints[i].Provider)
 	}
 	r, err := router.New(endpoints, router.Options{
@@ -316,7 +318,7 @@ func startScripted(ctx context.Context, cfg config.Config, logger *slog.Logger) 
 			logger.Warn("stop the scripted upstream", "err", err)
 		}
 	}
-	return config.Endpoint{ID: 1, URL: running.URL(), Model: cfg.UpstreamModel, Wire: cfg.UpstreamWire, Priority: 1}, stop, nil
+	return config.Endpoint{ID: 1, URL: running.URL(), Model: cfg.UpstreamModel, Wire: cfg.UpstreamWire, Priority: 1, JSONMode: cfg.UpstreamJSONMode}, stop, nil
 }
 
 // wireClient returns the client of one endpoint for its wire, and the function that

@@ -51,6 +51,10 @@ type Endpoint struct {
 	Model string
 	// Priority orders the endpoints: lower first, equal ones share the load.
 	Priority int
+	// JSONMode is how a request for one JSON object is sent to this endpoint:
+	// [upstream.JSONModeStructured] or [upstream.JSONModeTextJSON] (see
+	// [upstream.ResolveJSONMode]); empty counts as text_json.
+	JSONMode string
 	// Client streams from the endpoint.
 	Client Streamer
 }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -356,5 +357,46 @@ func TestNewRefusesBadEndpoints(t *testing.T) {
 	c := upstream.New(upstream.Config{BaseURL: "http://127.0.0.1:9"})
 	if _, err := New([]Endpoint{{ID: 1, Client: c}, {ID: 1, Client: c}}, Options{}); err == nil {
 		t.Error("New accepted a duplicate id")
+	}
+}
+
+// A JSON request goes to each endpoint in that endpoint's output mode, and the events say
+// which mode the answering endpoint was sent: the first endpoint (structured) fails, the
+// second (text_json) answers.
+func TestEachEndpointGetsItsOwnJSONMode(t *testing.T) {
+	bodies := make(chan map[string]any, 2)
+	record := func(status int) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			bodies <- body
+			if status != http.StatusOK {
+				w.WriteHeader(status)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, createdEv+deltaEv+completedEv, 2, 2, 2, 2)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	first, second := ep(t, 1, 1, record(http.StatusServiceUnavailable).URL), ep(t, 2, 2, record(http.StatusOK).URL)
+	first.JSONMode, second.JSONMode = upstream.JSONModeStructured, upstream.JSONModeTextJSON
+	r := newRouter(t, Options{}, first, second)
+	req := upstream.Request{Instructions: "Extract.", JSON: &upstream.JSONOutput{Name: "s", Schema: json.RawMessage(`{}`), TextRules: "Only JSON."}}
+	evs, err := drain(r.Stream(t.Context(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := <-bodies; b["text"] == nil || b["instructions"] != "Extract." {
+		t.Errorf("structured endpoint got %v, want text.format and the bare instructions", b)
+	}
+	if b := <-bodies; b["text"] != nil || b["instructions"] != "Extract. Only JSON." {
+		t.Errorf("text_json endpoint got %v, want no text.format and the rules appended", b)
+	}
+	for _, ev := range evs {
+		if ev.OutputMode != upstream.JSONModeTextJSON || ev.EndpointID != 2 {
+			t.Errorf("event %s: endpoint %d, mode %q; want 2, text_json", ev.Kind, ev.EndpointID, ev.OutputMode)
+		}
 	}
 }

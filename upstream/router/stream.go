@@ -155,10 +155,8 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, y
 	defer cancel(nil)
 	timer := time.AfterFunc(r.opts.FirstByteTimeout, func() { cancel(errFirstByte) })
 	defer timer.Stop()
-	epReq := *req
-	if ep.Model != "" {
-		epReq.Model = ep.Model
-	}
+	epReq := ep.request(*req)
+	mode := epReq.JSON.ModeUsed() // read now: the loop must not keep epReq alive
 	// The EventCreated held back, kept as a value: taking &ev would move every event of
 	// the loop to the heap (13 KB a turn).
 	var held upstream.Event
@@ -169,7 +167,7 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, y
 		if err != nil {
 			return r.failure(ctx, actx, ep, committed, err)
 		}
-		ev.EndpointID, ev.Provider = ep.ID, ep.Provider
+		ev.EndpointID, ev.Provider, ev.OutputMode = ep.ID, ep.Provider, mode
 		if !committed && ev.Kind == upstream.EventCreated && !hasHeld {
 			held, hasHeld = ev, true
 			continue
@@ -225,4 +223,17 @@ func unhealthy(err error) bool {
 		return true
 	}
 	return ue.HTTPStatus == http.StatusRequestTimeout
+}
+
+// request is req as ep is sent it: with ep's model, and a JSON request in ep's output mode.
+func (ep *endpoint) request(req upstream.Request) upstream.Request {
+	if ep.Model != "" {
+		req.Model = ep.Model
+	}
+	if req.JSON != nil {
+		out := *req.JSON
+		out.Mode = ep.JSONMode
+		req.JSON = &out
+	}
+	return req
 }
