@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+
+	"github.com/phaseflow/phaseflow/internal/schemaproblem"
 )
 
 // ErrInvalidCard is what every refusal of [Validate] matches with errors.Is.
@@ -43,8 +42,7 @@ type Validator struct {
 	// checks that a card is an object with a known type, then applies that type's
 	// definition through nine if/then branches; a card whose type is known is held to its
 	// definition directly, with the same verdict and problems, in less than half the time.
-	byType  map[string]*jsonschema.Schema
-	printer *message.Printer
+	byType map[string]*jsonschema.Schema
 }
 
 // NewValidator compiles the embedded schema. It fails only if the embedded document is
@@ -69,7 +67,7 @@ func NewValidator() (*Validator, error) {
 			return nil, fmt.Errorf("genui: compile schema of %s: %w", typ, err)
 		}
 	}
-	return &Validator{schema: sch, byType: byType, printer: message.NewPrinter(language.English)}, nil
+	return &Validator{schema: sch, byType: byType}, nil
 }
 
 // Validate returns nil when card is a JSON object matching the schema, else a *[CardError].
@@ -91,11 +89,7 @@ func (v *Validator) check(sch *jsonschema.Schema, inst any) error {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &CardError{Type: typeOf(inst), Problems: []string{err.Error()}}
-	}
-	return &CardError{Type: typeOf(inst), Problems: v.problems(ve)}
+	return &CardError{Type: typeOf(inst), Problems: schemaproblem.Lines(err, "(card)")}
 }
 
 // Validate checks one card with a fresh [Validator]. Compiling the schema costs a
@@ -106,42 +100,6 @@ func Validate(card json.RawMessage) error {
 		return err
 	}
 	return v.Validate(card)
-}
-
-// problems flattens the validator's tree of causes into its leaves, the rules that failed,
-// without repeats, sorted: the validator visits an object's properties in map order, so
-// unsorted the same card could read differently from one refusal to the next.
-func (v *Validator) problems(ve *jsonschema.ValidationError) []string {
-	var out []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		p := pointer(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(v.printer)
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	walk(ve)
-	slices.Sort(out)
-	return out
-}
-
-// pointer writes an instance location as a JSON pointer; the card itself is "(card)".
-func pointer(loc []string) string {
-	if len(loc) == 0 {
-		return "(card)"
-	}
-	var b strings.Builder
-	for _, tok := range loc {
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
-	}
-	return b.String()
 }
 
 // typeOf returns the card's type when it is an object with a string type.

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed en zh
+//go:embed en zh json
 var files embed.FS
 
 // ErrUnknown is returned for a skill name or locale that has no embedded text.
@@ -36,6 +36,9 @@ func New() Library {
 	texts := make(map[string]string)
 	// The embedded tree is fixed at build time and readable: a walk error is a broken build.
 	err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p == "json" {
+			return fs.SkipDir // the JSON skills are read by package jsonskill (see JSON)
+		}
 		if err != nil || d.IsDir() || path.Ext(p) != ".md" {
 			return err
 		}
@@ -84,4 +87,15 @@ func (l Library) Names(locale string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// JSON returns the JSON skills' folder (skills/json): one folder a skill holding its
+// skill.json, schemas and texts per locale, and problems/ with the texts that tell a model
+// what was wrong with its answer. Package jsonskill reads it.
+func (l Library) JSON() fs.FS {
+	sub, err := fs.Sub(l.fsys, "json")
+	if err != nil { // "json" is a valid path: fs.Sub cannot fail on it
+		panic(fmt.Sprintf("skills: the JSON skills' folder: %v", err))
+	}
+	return sub
 }

@@ -92,6 +92,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if answer, ok := s.skillAnswer(v.userText, f); ok {
+		p := s.newSkillPlan(req.Model, answer, estimateTokens(v.instructions, v.userText), f)
+		log.Info("scripted upstream: chat skill answer", "chars", len(p.text), "ending", p.ending)
+		if err := p.runChat(r.Context(), newChatWriter(w, firstNonEmpty(req.Model, "scripted"))); err != nil {
+			log.Info("scripted upstream: stream ended early", "err", err)
+		}
+		return
+	}
 	st, hasState := parseSessionState(v.instructions)
 	name := chooseScenario(f.scenario, st, hasState)
 	sc, _ := lookupScenario(name)

@@ -3,6 +3,7 @@ package scripted
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -10,7 +11,7 @@ import (
 // markerRE finds the [[name]] and [[name:value]] markers that drive the scripted upstream
 // from the latest user message, so end-to-end tests can trigger faults through the real
 // server without any side channel.
-var markerRE = regexp.MustCompile(`\[\[([a-z_]+)(?::([A-Za-z0-9_.-]+))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[([a-z_]+)(?::([A-Za-z0-9_.:-]+))?\]\]`)
 
 // defaultSlowFirstToken is the wait of [[fault:slow_first_token]].
 const defaultSlowFirstToken = 2 * time.Second
@@ -32,6 +33,8 @@ type faults struct {
 	noPatch       bool // the scenario's reply without its AGENT_STATE_PATCH block
 	// once lists the *_once markers present; each is bad on its first request only.
 	once []string
+	// skill holds the faults only a JSON skill's answer has.
+	skill skillFaults
 }
 
 // parseFaults reads the markers of the latest user message. Unknown markers are ignored, so
@@ -81,8 +84,20 @@ func (f *faults) setFault(name string) {
 		f.noGenUI = true
 	case "no_patch":
 		f.noPatch = true
-	case "broken_xml_once", "wrong_language_once":
+	case "broken_xml_once", "wrong_language_once", "json_invalid_once", "schema_violation_once", "english_reasoning_once":
 		f.once = append(f.once, name)
+	case "json_fenced":
+		f.skill.fenced = true
+	case "json_invalid":
+		f.skill.invalid = true
+	case "schema_violation":
+		f.skill.schemaViolation = true
+	case "english_reasoning":
+		f.skill.englishReasoning = true
+	default:
+		if n, ok := strings.CutPrefix(name, "context_incomplete_below:"); ok {
+			f.skill.incompleteBelow, _ = strconv.Atoi(n) // a bad number counts as no fault
+		}
 	}
 }
 

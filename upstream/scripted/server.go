@@ -216,7 +216,12 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p := s.newPlan(req, userText, f, nil)
+	var p *plan
+	if answer, ok := s.skillAnswer(userText, f); ok {
+		p = s.newSkillPlan(req.Model, answer, estimateTokens(req.Instructions, userText), f)
+	} else {
+		p = s.newPlan(req, userText, f, nil)
+	}
 	log.Info("scripted upstream: reply", "response_id", p.respID, "chars", len(p.text), "ending", p.ending)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -313,6 +318,12 @@ func (s *Server) newPlan(req incoming, userText string, f faults, known map[stri
 		firstToken:  f.firstToken,
 		inputTokens: estimateTokens(req.Instructions, string(req.Input)),
 	}
+	p.applyStreamFaults(f)
+	return p
+}
+
+// applyStreamFaults sets the pace and the ending the markers ask for.
+func (p *plan) applyStreamFaults(f faults) {
 	if f.pace > 0 {
 		p.pace = f.pace
 	}
@@ -324,7 +335,6 @@ func (s *Server) newPlan(req incoming, userText string, f faults, known map[stri
 	case f.stall:
 		p.ending = endStall
 	}
-	return p
 }
 
 // httpFault returns the status an HTTP fault asks for, 0 for none.

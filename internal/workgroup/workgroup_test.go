@@ -1,0 +1,39 @@
+package workgroup
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+func TestGoAndWait(t *testing.T) {
+	var g Group
+	var n atomic.Int32
+	for range 10 {
+		if !g.Go(func() { n.Add(1) }) {
+			t.Fatal("a start before Close was refused")
+		}
+	}
+	g.Close()
+	g.Wait()
+	if n.Load() != 10 {
+		t.Fatalf("%d of 10 ran before Wait returned", n.Load())
+	}
+	if g.Go(func() { n.Add(1) }) {
+		t.Fatal("a start after Close was taken")
+	}
+	g.Wait()
+	if n.Load() != 10 {
+		t.Fatal("a refused start ran")
+	}
+}
+
+// A goroutine may start another through the group until Close: the count never drops to
+// zero while Wait waits, because the starter holds its own.
+func TestNestedStarts(t *testing.T) {
+	var g Group
+	done := make(chan struct{})
+	g.Go(func() { g.Go(func() { close(done) }) })
+	<-done
+	g.Close()
+	g.Wait()
+}
