@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/jsonskill"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/skills"
@@ -134,6 +135,10 @@ func toHTTP(err error) *HTTPError {
 		return &HTTPError{Status: http.StatusServiceUnavailable, Code: "over_capacity", Message: "too many replies are being generated; retry shortly", Err: err}
 	case errors.Is(err, orchestration.ErrShuttingDown):
 		return &HTTPError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; retry shortly", Err: err}
+	case errors.Is(err, jsonskill.ErrUnknownSkill):
+		return skillErrors(err)
+	case errors.As(err, new(*jsonskill.InputError)):
+		return skillErrors(err)
 	case errors.Is(err, context.Canceled):
 		return &HTTPError{Status: 499, Code: "client_closed", Message: "client closed the request", Err: err}
 	case errors.As(err, &ee):

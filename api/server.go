@@ -36,6 +36,13 @@ type Store interface {
 	CreatePrompt(ctx context.Context, p *store.Prompt) error
 	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
 	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
+	GetSkillRun(ctx context.Context, id, userID string) (*store.SkillRun, error)
+	ListSkillRunsPage(ctx context.Context, userID string, f store.RunFilter, after *store.TimeKey, limit int) ([]store.SkillRun, error)
+	CreateSkillJob(ctx context.Context, job *store.SkillJob, inputs []store.JSON) error
+	GetSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
+	SkillJobRuns(ctx context.Context, id string) ([]string, error)
+	SkillJobProgress(ctx context.Context, id string, after int64) ([]store.JobProgress, error)
+	CancelSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
 	Ping(ctx context.Context) error
 }
 
@@ -91,6 +98,8 @@ type Deps struct {
 	MCPKeys      KeySet      // nil publishes an empty key set
 	MessageRate  MessageRate // nil means no per-user message rate
 	Orchestrator Orchestrator
+	Skills       Skills
+	SkillJobs    SkillJobs // nil starts no job here (they wait for a replica's runner)
 	Store        Store
 	Follow       FollowFunc
 	Metrics      Metrics // nil means a fresh metrics.New()
@@ -104,6 +113,8 @@ type Server struct {
 	mcpKeys KeySet
 	rate    MessageRate
 	orch    Orchestrator
+	skills  Skills
+	jobs    SkillJobs
 	store   Store
 	follow  FollowFunc
 	metrics Metrics
@@ -138,6 +149,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
+		skills: d.Skills, jobs: d.SkillJobs,
 		follow: d.Follow, metrics: d.Metrics, logger: d.Logger,
 	}
 	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
@@ -181,6 +193,7 @@ func (s *Server) routes() *echo.Echo {
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))
+	v1.GET("/skills/jobs/:id/events", s.getSkillJobEvents, s.auth.StreamMiddleware("id"))
 
 	user := v1.Group("", s.auth.Middleware())
 	user.POST("/sessions", s.createSession)
@@ -197,6 +210,13 @@ func (s *Server) routes() *echo.Echo {
 	user.POST("/sessions/:id/phase", s.movePhase)
 	user.GET("/strategies/:id", s.getStrategy)
 	user.POST("/strategies/:id/confirm", s.confirmStrategy)
+	user.GET("/skills", s.listSkills)
+	user.POST("/skills/:name/runs", s.runSkill)
+	user.GET("/skills/runs", s.listSkillRuns)
+	user.GET("/skills/runs/:id", s.getSkillRun)
+	user.POST("/skills/:name/jobs", s.postSkillJob)
+	user.GET("/skills/jobs/:id", s.getSkillJob)
+	user.POST("/skills/jobs/:id/cancel", s.cancelSkillJob)
 
 	admin := v1.Group("/llm", s.auth.Middleware(), auth.RequireAdmin())
 	admin.GET("/prompts", s.listPrompts)

@@ -162,6 +162,9 @@ type Input struct {
 	fields map[string]any
 }
 
+// Raw is the input as sent.
+func (in Input) Raw() json.RawMessage { return in.raw }
+
 // CheckInput holds raw to the skill's input schema and limits.
 func (sk *Skill) CheckInput(raw json.RawMessage) (Input, error) {
 	if len(raw) == 0 {

@@ -53,5 +53,15 @@ func newMetrics() *Metrics {
 		followersOpen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "phaseflow_eventlog_followers", Help: "Event-log followers (readers of a message's log) open now.",
 		}),
+		skillRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phaseflow_skill_runs_total", Help: "JSON-skill runs ended, by skill, status and error code.",
+		}, []string{"skill", "status", "code"}),
+		skillCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phaseflow_skill_model_calls_total", Help: "Model calls of JSON skills, by skill and reason (first, widen, correction).",
+		}, []string{"skill", "reason"}),
+		skillRunDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "phaseflow_skill_run_duration_seconds", Help: "Time of one JSON-skill run, its model calls included.",
+			Buckets: []float64{.001, .01, .1, .25, .5, 1, 2, 5, 10, 30, 60},
+		}, []string{"skill"}),
 	}
 }

@@ -11,7 +11,8 @@
 // followers of an existing message ([Metrics.FollowerOpened], [Metrics.FollowerClosed]);
 // the orchestrator reports turns ([Metrics.TurnStarted], [Metrics.TurnRestarted], [Metrics.FirstDelta],
 // [Metrics.TurnEnded]) and upstream errors ([Metrics.UpstreamError]); the event log its
-// group commits ([Metrics.CommitObserved]).
+// group commits ([Metrics.CommitObserved]); the JSON-skill runner its runs and model calls
+// ([Metrics.SkillRunEnded], [Metrics.SkillModelCall]).
 package metrics
 
 import (
@@ -55,6 +56,10 @@ type Metrics struct {
 	commitEvents  prometheus.Histogram
 	commitErrors  prometheus.Counter
 	followersOpen prometheus.Gauge
+
+	skillRuns        *prometheus.CounterVec
+	skillCalls       *prometheus.CounterVec
+	skillRunDuration *prometheus.HistogramVec
 }
 
 // New returns the metrics on a fresh registry that also collects the Go runtime (GC,
@@ -68,6 +73,7 @@ func New() *Metrics {
 		m.requests, m.requestDuration, m.streamsOpen,
 		m.turnsStarted, m.turnRestarts, m.turnsRunning, m.turnsEnded, m.firstDelta, m.turnDuration,
 		m.upstreamErrors, m.commitSeconds, m.commitEvents, m.commitErrors, m.followersOpen,
+		m.skillRuns, m.skillCalls, m.skillRunDuration,
 	)
 	return m
 }
@@ -153,3 +159,15 @@ func (m *Metrics) FollowerOpened() { m.followersOpen.Inc() }
 
 // FollowerClosed counts an event-log follower ending.
 func (m *Metrics) FollowerClosed() { m.followersOpen.Dec() }
+
+// SkillRunEnded counts a finished JSON-skill run by skill, status (succeeded, failed) and
+// error code ("" on success), and observes its duration. Skill names come from the
+// embedded catalog, a closed set.
+func (m *Metrics) SkillRunEnded(skill, status, code string, d time.Duration) {
+	m.skillRuns.WithLabelValues(skill, status, code).Inc()
+	m.skillRunDuration.WithLabelValues(skill).Observe(d.Seconds())
+}
+
+// SkillModelCall counts one model call of a JSON skill by skill and reason: first, widen
+// (a wider terminal window) or correction (the one retry).
+func (m *Metrics) SkillModelCall(skill, reason string) { m.skillCalls.WithLabelValues(skill, reason).Inc() }

@@ -297,3 +297,19 @@ func (s *Store) CancelSkillJob(ctx context.Context, id, userID string) (*SkillJo
 	}
 	return s.GetSkillJob(ctx, id, userID)
 }
+
+// ReleaseSkillJobs gives up lease.Owner's claim on its running jobs ids at once (a replica
+// shutting down), so another replica takes them over without waiting for the lease to run
+// out; their unfinished inputs run there.
+func (s *Store) ReleaseSkillJobs(ctx context.Context, lease Lease, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, inArgs := s.inList(ids)
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE skill_jobs SET lease_until = NULL
+		WHERE owner = ? AND status = 'running' AND id `+in), append([]any{lease.Owner}, inArgs...)...)
+	if err != nil {
+		return fmt.Errorf("store: release skill jobs: %w", err)
+	}
+	return nil
+}

@@ -5,6 +5,8 @@
 //	phaseflow validate        check a ThinkingML reply (exit 0 valid, 1 invalid, 2 usage)
 //	phaseflow token           print a signed JWT for local use and scripts
 //	phaseflow mock-upstream   run the scripted Responses-API upstream on its own
+//	phaseflow skill           list the JSON skills, or run one
+//	phaseflow watch           run terminal_state on a command's output, a line per new question
 package main
 
 import (
@@ -44,6 +46,8 @@ func run(ctx context.Context, sio stdio, args []string) int {
 		"validate":      runValidate,
 		"token":         runToken,
 		"mock-upstream": runMockUpstream,
+		"skill":         runSkill,
+		"watch":         runWatch,
 	}
 	name := "serve"
 	if len(args) > 0 {
@@ -69,5 +73,7 @@ commands:
   validate        check a ThinkingML reply: phaseflow validate [--json] [--no-serp-required] [FILE|-]
   token           print a signed JWT: phaseflow token --sub alice [--role admin] [--ttl 24h]
   mock-upstream   run the scripted upstream: phaseflow mock-upstream --addr 127.0.0.1:9090
+  skill           JSON skills: phaseflow skill list | phaseflow skill run NAME --input FILE
+  watch           watch an agent's terminal: phaseflow watch --command "tmux capture-pane -p -t agent -S -800"
 
 Run "phaseflow <command> -h" for the flags of one command.`

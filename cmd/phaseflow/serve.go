@@ -22,6 +22,8 @@ import (
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/internal/gcspacing"
+	"github.com/phaseflow/phaseflow/jsonskill"
+	"github.com/phaseflow/phaseflow/jsonskill/jobs"
 	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
@@ -97,6 +99,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if err != nil {
 		return err
 	}
+	skillRunner, err := newSkillRunner(cfg, up, st, logger, m)
+	if err != nil {
+		return err
+	}
+	skillJobs := jobs.New(st, skillRunner, jobs.Options{Lease: store.Lease{Owner: replica, TTL: cfg.LeaseTTL},
+		Concurrency: cfg.SkillJobConcurrency, Logger: logger})
+	skillJobs.Start(ctx)
+	defer skillJobs.Close()
 	log := eventlog.New(st, replica, logger, eventlog.Options{Observe: m.CommitObserved})
 	defer closeLog(log, logger)
 	orch := orchestration.New(orchestrationConfig(cfg, primary, st.Driver()), orchestration.Deps{
@@ -116,11 +126,22 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	srv := api.New(api.Deps{
 		Config: apiConfig(cfg), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
 		MessageRate:  messageRate(cfg),
-		Orchestrator: orch, Store: st, Logger: logger,
+		Orchestrator: orch, Skills: skillRunner, SkillJobs: skillJobs, Store: st, Logger: logger,
 		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
 	})
 	drain := func() { closeLog(log, logger) }
 	return listenAndServe(ctx, cfg, logger, out, srv, orch, drain, authority)
+}
+
+// newSkillRunner builds the JSON-skill runner on the chat turns' router.
+func newSkillRunner(cfg config.Config, up *router.Router, st *store.Store, logger *slog.Logger, m jsonskill.Metrics) (*jsonskill.Runner, error) {
+	catalog, err := jsonskill.Load(skills.New().JSON())
+	if err != nil {
+		return nil, err
+	}
+	return jsonskill.New(catalog, up, st, jsonskill.Options{
+		CallTimeout: cfg.SkillCallTimeout, DedupWindow: cfg.SkillDedupWindow, Logger: logger, Metrics: m,
+	}), nil
 }
 
 // userTurns is the per-user bound on generations, nil when only the global one applies.

@@ -36,6 +36,7 @@ type Store interface {
 	PendingJobItems(ctx context.Context, id string) ([]store.JobItem, error)
 	FinishJobItem(ctx context.Context, lease store.Lease, id string, idx int, run *store.SkillRun) (bool, error)
 	EndSkillJob(ctx context.Context, lease store.Lease, id, status string) error
+	ReleaseSkillJobs(ctx context.Context, lease store.Lease, ids []string) error
 }
 
 // Options are the runner's settings.
@@ -44,10 +45,15 @@ type Options struct {
 	Lease store.Lease
 	// Concurrency is how many inputs of one job run at once (at least 1).
 	Concurrency int
-	// MaxJobs is how many jobs this replica runs at once; others wait, queued (at least 1).
+	// MaxJobs is how many jobs this replica runs at once; others wait, queued. 0 means
+	// defaultMaxJobs.
 	MaxJobs int
 	Logger  *slog.Logger
 }
+
+// defaultMaxJobs is how many jobs a replica runs at once unless told otherwise: each runs
+// Concurrency inputs, so a replica's share of the upstream stays bounded.
+const defaultMaxJobs = 4
 
 // writeTimeout bounds a store write of the runner's, so a database outage does not hold
 // a job's goroutine for ever: the lease then expires and another replica takes the job.
@@ -69,7 +75,10 @@ type Runner struct {
 
 // New returns a job runner over st that runs inputs with skills.
 func New(st Store, skills *jsonskill.Runner, opts Options) *Runner {
-	opts.Concurrency, opts.MaxJobs = max(opts.Concurrency, 1), max(opts.MaxJobs, 1)
+	opts.Concurrency = max(opts.Concurrency, 1)
+	if opts.MaxJobs <= 0 {
+		opts.MaxJobs = defaultMaxJobs
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -106,12 +115,15 @@ func (r *Runner) Cancel(id string) {
 	}
 }
 
-// Close stops claiming, stops every job's inputs (those running end with the process and
-// are run again by the job's next owner) and waits for every goroutine.
+// Close stops claiming, stops every job's inputs (those running are abandoned and run
+// again by the job's next owner), waits for every goroutine, and releases the jobs it held
+// so another replica takes them over at once.
 func (r *Runner) Close() {
 	r.mu.Lock()
 	stop := r.stop
-	for _, j := range r.running {
+	held := make([]string, 0, len(r.running))
+	for id, j := range r.running {
+		held = append(held, id)
 		j.stopNow()
 	}
 	r.mu.Unlock()
@@ -120,6 +132,11 @@ func (r *Runner) Close() {
 	}
 	r.group.Close()
 	r.group.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := r.store.ReleaseSkillJobs(ctx, r.opts.Lease, held); err != nil {
+		r.log.Warn("release skill jobs at shutdown; they are taken over when their leases expire", "err", err)
+	}
 }
 
 // loop claims jobs and renews leases every TTL/3, or at once when kicked.
