@@ -170,4 +170,6 @@ func (m *Metrics) SkillRunEnded(skill, status, code string, d time.Duration) {
 
 // SkillModelCall counts one model call of a JSON skill by skill and reason: first, widen
 // (a wider terminal window) or correction (the one retry).
-func (m *Metrics) SkillModelCall(skill, reason string) { m.skillCalls.WithLabelValues(skill, reason).Inc() }
+func (m *Metrics) SkillModelCall(skill, reason string) {
+	m.skillCalls.WithLabelValues(skill, reason).Inc()
+}

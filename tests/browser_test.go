@@ -36,6 +36,7 @@ func TestBrowserPlayground(t *testing.T) {
 		p.in(t).overview("overview")
 	})
 	t.Run("zh", func(t *testing.T) { walkPage(t, p.in(t), proxy, chineseWalk()) })
+	t.Run("skills", func(t *testing.T) { walkSkills(t, p.in(t)) })
 
 	if n := proxy.cuts.Load(); n != 1 {
 		t.Errorf("the proxy cut %d event streams, want 1", n)
@@ -262,4 +263,34 @@ func expectReconnected(proxy *cutProxy) func(*testing.T, *page, string) {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(s))
 	return n
+}
+
+// walkSkills runs each skill from the Skills view: terminal_state once (its output and
+// meta shown), post_views as a job of its two example inputs (the progress bar full, each
+// input's run listed), then goes back to the chat.
+func walkSkills(t *testing.T, p *page) {
+	p.click("#view-skills")
+	p.wait("#skill-description") // it shows once the skills are listed
+	eval[bool](p, `(document.getElementById("skill-name").value = "terminal_state",
+		document.getElementById("skill-name").dispatchEvent(new Event("change")), true)`)
+	p.click("#skill-run")
+	p.wait("#skill-status.succeeded")
+	if out := p.text("#skill-output"); !strings.Contains(out, `"has_question"`) || !strings.Contains(p.text("#skill-meta"), `"decided_by": "model"`) {
+		t.Errorf("terminal_state output %s, meta %s", out, p.text("#skill-meta"))
+	}
+	p.shot("skill-run", "#skills-view")
+	eval[bool](p, `(document.getElementById("skill-name").value = "post_views",
+		document.getElementById("skill-name").dispatchEvent(new Event("change")), true)`)
+	p.click("#skill-run")
+	p.wait("#job-status.completed")
+	p.wait("#job-runs li")
+	if v, n := p.attr("#job-progress", "value"), p.count("#job-runs li"); eval[float64](p, `document.getElementById("job-progress").value`) != 2 || n != 2 {
+		t.Errorf("job progress %s, %d runs listed; want 2 of 2", v, n)
+	}
+	if got := p.text("#job-runs"); strings.Count(got, "succeeded") != 2 {
+		t.Errorf("job runs %q", got)
+	}
+	p.shot("skill-job", "#skills-view")
+	p.click("#view-chat")
+	p.wait("#app")
 }

@@ -90,4 +90,30 @@ export class Api {
   confirmStrategy(id) {
     return this.request('POST', `/strategies/${encodeURIComponent(id)}/confirm`, { advance_to_stress_test: true });
   }
+
+  async skills() {
+    return (await this.request('GET', '/skills')).skills ?? [];
+  }
+
+  // runSkill runs a JSON skill once and answers the run, whatever its outcome.
+  runSkill(name, input, locale, sourceId) {
+    return this.request('POST', `/skills/${encodeURIComponent(name)}/runs`, { input, locale, source_id: sourceId || undefined });
+  }
+
+  skillRun(id) {
+    return this.request('GET', `/skills/runs/${encodeURIComponent(id)}`);
+  }
+
+  // postSkillJob answers {job_id, status, total, events_url, stream_token}.
+  postSkillJob(name, inputs, locale) {
+    return this.request('POST', `/skills/${encodeURIComponent(name)}/jobs`, { inputs, locale });
+  }
+
+  skillJob(id) {
+    return this.request('GET', `/skills/jobs/${encodeURIComponent(id)}`);
+  }
+
+  cancelSkillJob(id) {
+    return this.request('POST', `/skills/jobs/${encodeURIComponent(id)}/cancel`);
+  }
 }

@@ -1,15 +1,18 @@
 // app.js: the page's entry point. It signs in (a pasted token, or in development the dev
 // token the server hands out), lists the user's sessions, creates new ones, and hands the
-// open session to a Conversation. Everything it shows is built by the other modules.
+// open session to a Conversation; the Skills view runs JSON skills. Everything it shows is
+// built by the other modules.
 
 import { $ } from './dom.js';
 import { Api } from './api.js';
 import { tokens, claims } from './auth.js';
 import { Conversation } from './conversation.js';
 import { renderSessions } from './sessions.js';
+import { Skills } from './skills.js';
 
 const api = new Api(tokens.get);
 const conversation = new Conversation(api, notify, () => loadSessions().catch(() => {}));
+const skills = new Skills(api, notify);
 let devToken = null;
 
 function boot() {
@@ -37,6 +40,9 @@ function boot() {
       $('composer').requestSubmit();
     }
   });
+  $('view-chat').addEventListener('click', () => showView('chat'));
+  $('view-skills').addEventListener('click', () => showView('skills'));
+  skills.bind();
   window.addEventListener('hashchange', () => openFromHash());
   offerDevToken();
   if (tokens.get()) signIn(tokens.get());
@@ -72,9 +78,20 @@ async function signIn(token) {
   await openFromHash();
 }
 
+// showView switches between the chat and the JSON skills.
+function showView(view) {
+  $('app').hidden = view !== 'chat';
+  $('skills-view').hidden = view !== 'skills';
+  $('view-chat').classList.toggle('current', view === 'chat');
+  $('view-skills').classList.toggle('current', view === 'skills');
+  if (view === 'skills') skills.show().catch((e) => notify(`Could not list the skills: ${e.message}`, true));
+}
+
 function signOut() {
   tokens.clear();
   conversation.close();
+  skills.stopJob();
+  showView('chat');
   $('signin').hidden = false;
   $('whoami').hidden = true;
   $('app').hidden = true;

@@ -51,6 +51,19 @@
 //
 // The reply is in Chinese when the request's instructions or latest user message contain
 // CJK characters or the instructions say "locale: zh", and in English otherwise.
+//
+// # JSON skills
+//
+// A JSON skill's request (json-skills.md) is answered with one JSON object instead, on
+// both wires and in both output modes, decided from the prompt alone: terminal_state's
+// (a snapshot between <terminal> lines) with the state a reader of seed 004's rules sees
+// (busy, the last question with no ⏺ reply after it and the options below it, or idle),
+// post_views's (the extract_v1 header) with the reference assets, aliases or $cashtags the
+// post names, a stance from its bullish and bearish words and Chinese reasoning. The
+// markers of json-skills.md §6 choose faults: [[fault:json_fenced]], [[fault:json_invalid]],
+// [[fault:schema_violation]], [[fault:english_reasoning]] (each also as _once),
+// [[fault:context_incomplete_below:N]] (context_complete false while fewer than N lines
+// were sent) and [[fault:stall]].
 package scripted
 
 import (
