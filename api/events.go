@@ -21,7 +21,7 @@ func (s *Server) getEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if msg.Role != "assistant" {
+	if msg.Role != store.RoleAssistant {
 		return &HTTPError{Status: http.StatusNotFound, Code: "not_found", Message: "this message has no event stream"}
 	}
 	if isFinished(msg) && after >= msg.LastEventID {

@@ -55,7 +55,7 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 	if err := checkLocale(body.Locale); err != nil {
 		return err
 	}
-	policy, err := orchestration.ParseRuntimePolicy(body.RuntimePolicy)
+	policy, err := parseRuntimePolicy(body.RuntimePolicy)
 	if err != nil {
 		return badRequest(err.Error())
 	}

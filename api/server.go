@@ -176,7 +176,7 @@ func (s *Server) routes() *echo.Echo {
 	// Pre runs before routing, so its answers (431, CORS preflights, 405) need no route and
 	// no auth; the others run once the route is known.
 	methods := &methodTable{}
-	e.Pre(growForWrites(), requestIDMiddleware(), logMiddleware(s.logger), metricsMiddleware(s.metrics), securityHeaders(),
+	e.Pre(requestIDMiddleware(), logMiddleware(s.logger), metricsMiddleware(s.metrics), securityHeaders(),
 		headerLimit(s.cfg.MaxHeaderBytes), corsMiddleware(s.cfg.CORSOrigins), methodCheck(methods))
 	e.Use(paramsCheck(), bodyLimitMiddleware(s.cfg.MaxBodyBytes, s.cfg.BodyTimeout))
 

@@ -114,7 +114,7 @@ func (s *sseWriter) flush(last bool) error {
 // frameBuffers lends event streams the buffer they build frames in, for one flush at a
 // time. A stream that owned its buffer grew it anew, from 64 bytes to the size of its
 // largest batch (the terminal event carries the turn's metadata), and kept it while it
-// waited: 25 KB of every turn's allocations in a c=16 sweep's profile. A buffer grown past
+// waited: a large share of every turn's allocations. A buffer grown past
 // maxFrameBuffer (a batch of many events after a reconnect) is left to the collector rather
 // than kept for every stream after it. The zero value is ready; nil lends a new buffer each
 // time.

@@ -11,7 +11,7 @@ import (
 // timer calls beatDue, and the server's end of streams calls endDue; the first of them
 // starts the stream's one goroutine, which delivers until nothing is pending and exits,
 // and the others only leave it news. A goroutine of its own held every waiting stream's
-// stack (4 KiB once it had written), counted twice towards the process's memory, since the
+// stack, counted twice towards the process's memory, since the
 // collector's heap goal counts stacks too.
 //
 // The server's detached count holds the stream from its start until it has ended, so

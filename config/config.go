@@ -104,12 +104,6 @@ type Config struct {
 	// DebugAddr, when set, is a separate listener serving net/http/pprof, so a profile can
 	// be taken from a running deployment without exposing it on the API's address.
 	DebugAddr string
-	// GCSpacing is the interval the garbage collector's cycles are kept apart while the
-	// heap stays under GCSpacingHeap (see internal/gcspacing): memory traded for the
-	// collector's CPU while the heap is small and busy; 0 leaves GOGC alone.
-	GCSpacing time.Duration
-	// GCSpacingHeap is the heap size up to which GCSpacing applies.
-	GCSpacingHeap uint64
 	// UpstreamURL is the model API's base URL (e.g. https://api.openai.com/v1) without a
 	// trailing slash; empty means the built-in scripted upstream.
 	UpstreamURL string
@@ -297,8 +291,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("user_message_burst", c.UserMessageBurst),
 		slog.String("metrics_token", c.MetricsToken.String()),
 		slog.String("debug_addr", c.DebugAddr),
-		slog.Duration("gc_spacing", c.GCSpacing),
-		slog.Uint64("gc_spacing_heap", c.GCSpacingHeap),
 		slog.String("upstream_url", RedactURL(c.UpstreamURL)),
 		slog.String("upstream_api_key", c.UpstreamAPIKey.String()),
 		slog.String("upstream_model", c.UpstreamModel),

@@ -46,8 +46,6 @@ func defaults() Config {
 		IdleTimeout:        60 * time.Second,
 		MaxConcurrentTurns: 64,
 		MaxBodyBytes:       1048576,
-		GCSpacing:          200 * time.Millisecond,
-		GCSpacingHeap:      24 << 20,
 		PhaseTurnLimit:     12,
 		JWTMaxTTL:          24 * time.Hour,
 		MaxHeaderBytes:     16384,
@@ -110,8 +108,6 @@ func TestLoad(t *testing.T) {
 				"PHASEFLOW_USER_MESSAGE_BURST":    "3",
 				"PHASEFLOW_METRICS_TOKEN":         "m3trics",
 				"PHASEFLOW_DEBUG_ADDR":            "127.0.0.1:6060",
-				"PHASEFLOW_GC_SPACING":            "0",
-				"PHASEFLOW_GC_SPACING_HEAP":       "67108864",
 				"PHASEFLOW_LEASE_TTL":             "3s",
 				"PHASEFLOW_DB_OUTAGE_GRACE":       "45s",
 				"PHASEFLOW_UPSTREAM_JSON_MODE":    "structured",
@@ -154,7 +150,6 @@ func TestLoad(t *testing.T) {
 				c.UserMessageBurst = 3
 				c.MetricsToken = "m3trics"
 				c.DebugAddr = "127.0.0.1:6060"
-				c.GCSpacing, c.GCSpacingHeap = 0, 64<<20
 				c.LeaseTTL, c.OutageGrace = 3*time.Second, 45*time.Second
 			},
 		},
@@ -234,10 +229,6 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: "-max-turns: must be positive, got 0"},
 		{name: "max body negative", env: map[string]string{"PHASEFLOW_MAX_BODY_BYTES": "-1"},
 			wantErr: "PHASEFLOW_MAX_BODY_BYTES: must be positive, got -1"},
-		{name: "GC spacing heap not a byte count", env: map[string]string{"PHASEFLOW_GC_SPACING_HEAP": "32MiB"},
-			wantErr: `PHASEFLOW_GC_SPACING_HEAP: invalid byte count "32MiB"`},
-		{name: "GC spacing negative", env: map[string]string{"PHASEFLOW_GC_SPACING": "-1s"},
-			wantErr: "PHASEFLOW_GC_SPACING: must not be negative, got -1s"},
 		{name: "unknown reply policy", env: map[string]string{"PHASEFLOW_REPLY_POLICY": "ignore"},
 			wantErr: `PHASEFLOW_REPLY_POLICY: unknown reply policy "ignore"`},
 		{name: "bad bool", env: map[string]string{"PHASEFLOW_SERP_OPTIONAL": "yes"},

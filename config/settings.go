@@ -159,12 +159,6 @@ func settings() []setting {
 				}
 				return hostPort(v)
 			}},
-		{flag: "gc-spacing", env: "PHASEFLOW_GC_SPACING", def: "200ms", arg: "duration",
-			usage: "keep garbage collections this far apart while the heap is small and busy (memory for CPU); 0 leaves GOGC alone",
-			set:   setGCSpacing},
-		{flag: "gc-spacing-heap", env: "PHASEFLOW_GC_SPACING_HEAP", def: "25165824", arg: "bytes",
-			usage: "heap size up to which --gc-spacing applies",
-			set:   setGCSpacingHeap},
 		{flag: "metrics-token", env: "PHASEFLOW_METRICS_TOKEN", arg: "token",
 			usage: "bearer token GET /metrics requires; empty means /metrics is open",
 			set:   func(c *Config, v string) error { c.MetricsToken = Secret(v); return nil }},
@@ -305,29 +299,6 @@ func setMaxBodyBytes(c *Config, v string) error {
 		return fmt.Errorf("must be positive, got %d", n)
 	}
 	c.MaxBodyBytes = n
-	return nil
-}
-
-// setGCSpacing parses a duration, 0 (off) included.
-func setGCSpacing(c *Config, v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return err
-	}
-	if d < 0 {
-		return fmt.Errorf("must not be negative, got %v", d)
-	}
-	c.GCSpacing = d
-	return nil
-}
-
-// setGCSpacingHeap parses a byte count, 0 included.
-func setGCSpacingHeap(c *Config, v string) error {
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return fmt.Errorf("invalid byte count %q", v)
-	}
-	c.GCSpacingHeap = n
 	return nil
 }
 

@@ -119,9 +119,9 @@ func (m *Metrics) TurnStarted() {
 	m.turnsRunning.Inc()
 }
 
-// TurnRestarted counts a turn started again before its begin committed: the begin lost a
-// race, or the database did not confirm the session the turn had started on (a fresh
-// session's guess, store/fresh.go), whose upstream request was then cancelled.
+// TurnRestarted counts a turn started again before its begin committed: the session
+// changed between the begin's read and its write (another turn, a phase move), and the
+// turn started on the old read was stopped, its upstream request cancelled.
 func (m *Metrics) TurnRestarted() { m.turnRestarts.Inc() }
 
 // FirstDelta observes the time from a turn's start to its first content delta.

@@ -12,13 +12,13 @@ import (
 )
 
 // The database cost of a turn, in round trips (statements, BEGINs and COMMITs), as
-// ceilings a change must not raise unnoticed (README, What a turn costs the database). The turns: a session's
+// ceilings a change must not raise unnoticed (docs/performance.md, what a turn costs the database). The turns: a session's
 // first message and its second, each 60 content deltas, a GenUI card and a state patch that
 // drafts a strategy (most strategy-phase turns record one). The
 // event log's group commits are counted apart: how many there are depends on how the deltas
 // arrive (here all at once), so they get a looser ceiling than the rest, which is fixed.
 const (
-	maxEventLogCommits = 5 // the first delta with working and routed (committed at once), the rest, the terminal event (3 seen); one more when working outlasts its linger behind slow plan reads, one when a batch splits
+	maxEventLogCommits = 4 // working and routed with the first delta (held until the begin commits), the rest, the terminal event (3 seen); one more when a batch splits
 	// POST /sessions: the session's INSERT, prepared (as a statement with arguments that
 	// lib/pq parses in a round trip of its own before it binds and runs it, it was two).
 	maxSessionRoundTrips = 1

@@ -2,28 +2,28 @@
 // of every running turn and runs the turn's outline, each step a function of its own
 // package that takes values and returns values:
 //
-//  1. begin — session: resolve or create the session, de-duplicate (per user), refuse a
-//     second running generation, persist the turn with the assistant message claimed by
-//     this replica's lease and its log started ([Orchestrator.HandleMessage]);
+//  1. begin — session: the session read and checked (the caller's, no generation running,
+//     no repeated client_request_id) and the turn's rows prepared, then committed only if
+//     the session is still as read ([Orchestrator.HandleMessage]);
 //  2. plan — prompt: the phase's handler and stage, the strategy in play, history, the
-//     handler's pieces or nudge, MCP tools with x-mcp-context, the carryover block;
+//     handler's pieces or nudge, MCP tools with x-mcp-context, the carryover block, the
+//     merged runtime policy;
 //  3. attempts — stream: the upstream stream through the ThinkingML filter to the client,
 //     tool calls, the idle limit, and the correction retry by the reply policy;
 //  4. settle — postprocess: GenUI and patch extraction, the handler's verdict, metadata;
-//  5. carry over — carryover: the block for the next phase when the verdict moves it;
+//  5. finish — finish: the final message row and records, the settlement, a phase move
+//     with its carryover block (carryover), and the terminal event, as one value the root
+//     hands to the event log (conclude.go).
 //
-// Steps 2 and 3 start as soon as step 1 has read the session and its checks have passed,
-// while step 1 writes and commits: the database's begin overlaps the prompt build and the
-// upstream's time to first token, and only the turn's events wait for the commit (an event
-// reaches a client only after it is committed, and the turn's first is step 1's queued).
+// Steps 2 and 3 start on step 1's read, while its write commits: the begin overlaps the
+// prompt build and the upstream's time to first token. The turn's events wait inside the
+// event log until the begin has committed (eventlog.Opening.Unwritten), so an event
+// reaches a client only after it is committed and after the turn's first, status queued;
+// a begin that did not commit (the session changed, the database failed) drops them
+// unseen. Measured with loadbench, starting only after the commit more than doubled
+// PostgreSQL's added time to first delta.
 //
-// Then one settle transaction and the terminal event (complete), or the error event with
-// the partial text and, after a broken stream, the fallback reply (fail). Whatever the
-// outcome, the terminal event's commit also writes what the turn recorded: every MCP call
-// of every attempt and the redacted trace of every upstream request not written yet
-// (store.TurnRecords); a request's trace goes to the log once its reply's first delta is
-// out (traces.go), so a generation does not hold its prompt for the rest of the stream.
-// The phases themselves are known only to package handlers and phases; this package names
-// none. Every event goes through the event log (eventlog), and
-// every running generation's lease through package lease.
+// The phases themselves are known only to packages handlers and phases; this package
+// names none. Every event goes through the event log (eventlog), every running
+// generation's lease through package lease, and the concurrency limits through admission.
 package orchestration

@@ -10,33 +10,36 @@ import (
 
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/internal/workgroup"
+	"github.com/phaseflow/phaseflow/orchestration/admission"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
+	"github.com/phaseflow/phaseflow/orchestration/finish"
 	"github.com/phaseflow/phaseflow/orchestration/lease"
+	"github.com/phaseflow/phaseflow/orchestration/manual"
+	"github.com/phaseflow/phaseflow/orchestration/orphan"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
-	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
 )
 
 // Sentinel errors for expected states; the API maps them to HTTP statuses.
 var (
 	// ErrOverCapacity means the concurrent-turn limit is reached (503 with Retry-After).
-	ErrOverCapacity = errors.New("orchestration: too many turns running")
+	ErrOverCapacity = admission.ErrOverCapacity
 	// ErrShuttingDown means the server no longer starts turns (503).
 	ErrShuttingDown = errors.New("orchestration: shutting down")
 	// ErrCancelled is the cause of a turn stopped by the cancel route (on any replica).
 	ErrCancelled = lease.ErrCancelled
 	// ErrInterrupted is the cause of a turn ended by server shutdown or a lost replica.
-	ErrInterrupted = errors.New("interrupted: the server stopped before the reply was finished")
+	ErrInterrupted = finish.ErrInterrupted
 )
 
 // Handlers finds the handler of a phase and applies the confirm route's rule.
-type Handlers interface {
-	prompt.Handlers
-	ConfirmPhase() (phases.Phase, bool)
-	Confirm(p phases.Phase, block handlers.Artifacts, strategyID string, advance bool) (handlers.Report, bool)
-}
+type Handlers = manual.Handlers
+
+// UserTurns bounds the generations one user runs at once (package userlimit).
+type UserTurns = admission.Users
 
 // Deps are the parts an orchestrator is built on.
 type Deps struct {
@@ -86,38 +89,38 @@ type Config struct {
 // runs in a goroutine the orchestrator owns and waits for in [Orchestrator.Shutdown]; no
 // turn depends on a client connection.
 type Orchestrator struct {
-	cfg       Config
-	store     Store
-	log       *eventlog.Log
-	core      *session.Core
-	planner   *prompt.Planner
-	streams   *stream.Handler
-	texts     *prompt.Texts
-	handlers  Handlers
-	logger    *slog.Logger
-	genui     *genui.Validator
-	metrics   Metrics
-	keeper    *lease.Keeper
-	userTurns UserTurns // per-user limit: a turn holds one of its user's slots too
+	cfg      Config
+	store    Store
+	log      *eventlog.Log
+	core     *session.Core
+	planner  *prompt.Planner
+	streams  *stream.Handler
+	texts    *prompt.Texts
+	handlers Handlers
+	logger   *slog.Logger
+	genui    *genui.Validator
+	metrics  Metrics
+	keeper   *lease.Keeper
+	manual   *manual.Routes
+	limits   *admission.Limits // a turn holds a slot of the server's and one of its user's
 
-	slots   chan struct{} // concurrency limit: a turn holds one slot
 	base    context.Context
 	stopAll context.CancelCauseFunc
 
+	keepers workgroup.Group // the lease keeper, and Shutdown's waiter
+
 	mu      sync.Mutex
 	closing bool
-	wg      sync.WaitGroup // running turns
+	// turns owns the running turns' goroutines (and, as a member, each HandleMessage that
+	// may start one).
+	turns workgroup.Group
 
 	stopKeeper context.CancelFunc
-	keeperDone chan struct{}
 }
 
 // New returns an orchestrator over d.
 func New(cfg Config, d Deps) *Orchestrator {
 	cfg = cfg.withDefaults()
-	if d.UserTurns == nil {
-		d.UserTurns = noUserTurns{}
-	}
 	if d.Metrics == nil {
 		d.Metrics = noMetrics{}
 	}
@@ -125,28 +128,21 @@ func New(cfg Config, d Deps) *Orchestrator {
 	texts := prompt.NewTexts(d.Store, d.Skills)
 	o := &Orchestrator{
 		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger, texts: texts, handlers: d.Handlers,
-		userTurns: d.UserTurns, genui: d.GenUI, metrics: d.Metrics,
-		core: session.New(d.Store, initialBlocks(d.Handlers)),
+		genui: d.GenUI, metrics: d.Metrics, limits: admission.New(cfg.MaxConcurrentTurns, d.UserTurns),
+		core: session.New(d.Store, prompt.InitialBlocks(d.Handlers)),
 		planner: prompt.NewPlanner(prompt.Config{
 			Model: cfg.Model, MaxOutputTokens: cfg.MaxOutputTokens, HistoryMessages: cfg.HistoryMessages,
 			TurnLimit: cfg.PhaseTurnLimit, ChainResponses: cfg.ChainResponses, MCPServers: cfg.MCPServers,
+			ReplyPolicy: cfg.ReplyPolicy, SerpQueriesOptional: cfg.SerpQueriesOptional,
 		}, d.Handlers, d.Store, d.Signer, texts),
 		streams: stream.New(d.Upstream, cfg.IdleTimeout),
-		slots:   make(chan struct{}, cfg.MaxConcurrentTurns),
+		manual:  manual.New(d.Store, d.Handlers, texts),
 		base:    base, stopAll: stopAll,
 	}
 	o.keeper = lease.New(lease.Config{
 		Owner: d.Log.Owner(), TTL: cfg.LeaseTTL, OutageGrace: cfg.OutageGrace, RecoverAll: cfg.RecoverAll,
-	}, d.Store, d.Log, o.endOrphan, d.Logger)
+	}, d.Store, d.Log, orphan.New(d.Log, d.Store, texts, o.route(), d.Logger).End, d.Logger)
 	return o
-}
-
-// initialBlocks gives every phase's block with its handler's initial values, for a new
-// session (and to fill the gaps of an older one's).
-func initialBlocks(h prompt.Handlers) func() session.Artifacts {
-	return func() session.Artifacts {
-		return prompt.FillBlocks(h, session.Artifacts{})
-	}
 }
 
 func (c Config) withDefaults() Config {
@@ -174,11 +170,8 @@ func (o *Orchestrator) Start(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("orchestration: start-up recovery: %w", err)
 	}
 	kctx, stop := context.WithCancel(context.Background())
-	o.stopKeeper, o.keeperDone = stop, make(chan struct{})
-	go func() {
-		defer close(o.keeperDone)
-		o.keeper.Run(kctx)
-	}()
+	o.stopKeeper = stop
+	o.keepers.Go(func() { o.keeper.Run(kctx) })
 	return n, nil
 }
 
@@ -212,7 +205,7 @@ func (o *Orchestrator) Shutdown(ctx context.Context) {
 	o.closing = true
 	o.mu.Unlock()
 	done := make(chan struct{})
-	go func() { o.wg.Wait(); close(done) }()
+	o.keepers.Go(func() { o.turns.Wait(); close(done) })
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -220,41 +213,44 @@ func (o *Orchestrator) Shutdown(ctx context.Context) {
 		o.stopAll(ErrInterrupted)
 		<-done
 	}
+	o.turns.Close()
 	o.stopAll(ErrInterrupted)
 }
 
-// stopLeases stops the keeper goroutine and waits for it.
+// stopLeases stops the keeper goroutine and waits for it (and the waiter above).
 func (o *Orchestrator) stopLeases() {
 	if o.stopKeeper != nil {
 		o.stopKeeper()
-		<-o.keeperDone
 	}
+	o.keepers.Close()
+	o.keepers.Wait()
 }
 
-// acquire reserves a turn slot and one of userID's, and registers the HandleMessage call
-// with the wait group (the turn's goroutine adds its own while the call holds this). The
-// global slot is checked first, so a full server answers 503 whoever asks.
+// MovePhase serves the manual phase route (package manual).
+func (o *Orchestrator) MovePhase(ctx context.Context, userID, sessionID, to, reason string) (*store.Session, error) {
+	return o.manual.MovePhase(ctx, userID, sessionID, to, reason)
+}
+
+// ConfirmStrategy serves the confirm route (package manual).
+func (o *Orchestrator) ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error) {
+	return o.manual.ConfirmStrategy(ctx, userID, strategyID, advance)
+}
+
+// acquire reserves a turn's slots (admission) and enters the HandleMessage call in the
+// turns' group, so the group is not waited out before the turn it may start has started
+// (release ends that).
 func (o *Orchestrator) acquire(userID string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closing {
+	if o.closing || !o.turns.Enter() {
 		return ErrShuttingDown
 	}
-	select {
-	case o.slots <- struct{}{}:
-	default:
-		return ErrOverCapacity
-	}
-	if err := o.userTurns.Acquire(userID); err != nil {
-		<-o.slots
+	if err := o.limits.Acquire(userID); err != nil {
+		o.turns.Leave()
 		return err
 	}
-	o.wg.Add(1)
 	return nil
 }
 
-// freeSlot gives back one turn slot and one of userID's.
-func (o *Orchestrator) freeSlot(userID string) {
-	o.userTurns.Release(userID)
-	<-o.slots
-}
+// release ends acquire's membership of the turns' group.
+func (o *Orchestrator) release() { o.turns.Leave() }

@@ -11,24 +11,18 @@ import (
 	"github.com/phaseflow/phaseflow/upstream"
 )
 
-// lockedStore runs a test's step at the turn's lock: after the orchestrator's own Locked
-// hook, with the begin's transaction still open. cancel fails the begin's write.
+// lockedStore runs a test's step between the turn's read and its write: the turn has
+// started on the read by then. cancel fails the write.
 type lockedStore struct {
 	*store.Store
 	atLock func(cancel context.CancelFunc)
 }
 
-func (s *lockedStore) CreateTurn(ctx context.Context, user, assistant *store.Message, start store.TurnStart) error {
+func (s *lockedStore) WriteTurn(ctx context.Context, user, assistant *store.Message, w store.TurnWrite) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	locked := start.Locked
-	start.Locked = func() {
-		if locked != nil {
-			locked()
-		}
-		s.atLock(cancel)
-	}
-	return s.Store.CreateTurn(ctx, user, assistant, start)
+	s.atLock(cancel)
+	return s.Store.WriteTurn(ctx, user, assistant, w)
 }
 
 // askedWithin reports whether the upstream was asked within d.
@@ -41,8 +35,8 @@ func askedWithin(up *fakeUpstream, d time.Duration) bool {
 	}
 }
 
-// The upstream is asked while the begin's transaction is still open, so the begin's write
-// and commit overlap the model's time to its first token; the turn's events still come
+// The upstream is asked before the begin's write, so the write and its commit overlap the
+// model's time to its first token; the turn's events still come
 // after the committed queued event, in the contract's order, also when the upstream fails
 // before sending anything.
 func TestUpstreamIsAskedBeforeTheBeginCommits(t *testing.T) {
@@ -81,7 +75,7 @@ func TestUpstreamIsAskedBeforeTheBeginCommits(t *testing.T) {
 	}
 }
 
-// A begin that fails after its lock (here its request is cancelled during the write)
+// A begin that fails after its read (here its request is cancelled during the write)
 // leaves nothing: the call fails, the upstream call already under way is dropped, no row
 // of the turn exists, and its slot is free for the next turn, which runs as usual.
 func TestABeginThatFailsAfterItsLockLeavesNothing(t *testing.T) {

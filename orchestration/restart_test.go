@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phaseflow/phaseflow/orchestration/session"
+	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
 )
 
@@ -17,6 +18,65 @@ type restartCount struct {
 }
 
 func (r *restartCount) TurnRestarted() { r.n.Add(1) }
+
+// movingStore moves the session to stress_test right after a turn's first read of it, as
+// another writer would (a phase move on another replica), so the begin's write finds the
+// session changed.
+type movingStore struct {
+	*store.Store
+	moved atomic.Bool
+}
+
+func (m *movingStore) ReadTurn(ctx context.Context, sessionID, userID, clientRequestID string) (*store.TurnSession, error) {
+	read, err := m.Store.ReadTurn(ctx, sessionID, userID, clientRequestID)
+	if err == nil && m.moved.CompareAndSwap(false, true) {
+		moved := read.Session
+		moved.Phase = "stress_test"
+		if uerr := m.Store.UpdateSession(ctx, &moved); uerr != nil {
+			return nil, uerr
+		}
+	}
+	return read, err
+}
+
+// TestATurnWhoseSessionChangedStartsAgain: a turn starts on its session's read; when the
+// session changes before the turn's write, nothing of that start is kept (no message, no
+// event), the turn begins again on the session as it now is, runs in its new phase, and
+// the restart is counted for operators.
+func TestATurnWhoseSessionChangedStartsAgain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		up := &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}}
+		restarts := &restartCount{}
+		moving := &movingStore{Store: st}
+		h := assemble(t, st, moving, up, Config{Provider: "fake", Model: "m", RecoverAll: true}, restarts)
+		ctx := context.Background()
+		sess, err := h.orch.CreateSession(ctx, "u1", "t", "en")
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn, err := h.orch.HandleMessage(ctx, Request{Request: session.Request{UserID: "u1", SessionID: sess.ID, Text: "hello"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := h.follow(turn.MessageID)
+		if !strings.Contains(string(evs[len(evs)-1].Data), `"reply_len"`) {
+			t.Fatalf("the turn did not complete: %s", evs[len(evs)-1].Data)
+		}
+		if evs[0].Seq != 1 || !strings.Contains(string(evs[0].Data), `"phase":"stress_test"`) {
+			t.Fatalf("the turn's first event %s, want queued in the session's new phase", evs[0].Data)
+		}
+		if n := restarts.n.Load(); n != 1 {
+			t.Errorf("%d restarts counted, want 1", n)
+		}
+		msgs, err := st.LatestMessages(ctx, sess.ID, 10)
+		if err != nil || len(msgs) != 2 {
+			t.Fatalf("the session holds %d messages (%v), want the one turn's two", len(msgs), err)
+		}
+		if msgs[1].ID != turn.MessageID || msgs[1].Phase != "stress_test" {
+			t.Errorf("the reply %s ran in %q, want %s in stress_test", msgs[1].ID, msgs[1].Phase, turn.MessageID)
+		}
+	})
+}
 
 // TestAFirstTurnOnAStaleGuessStartsAgain (PostgreSQL): a session's first turn starts on the
 // session as this replica created it; when another replica has moved the session since,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/phaseflow/phaseflow/orchestration/lease"
+	"github.com/phaseflow/phaseflow/orchestration/manual"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/store"
@@ -17,7 +18,7 @@ type Store interface {
 	prompt.PromptStore
 	lease.Store
 	Settler
-	Mover
+	manual.Store
 	// ListEvents reads a message's log (ending an orphan replays its text).
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
 }
@@ -25,12 +26,4 @@ type Store interface {
 // Settler writes a turn's settlement in one transaction.
 type Settler interface {
 	SettleTurn(ctx context.Context, st *store.Settlement) error
-}
-
-// Mover is what the manual routes (phase move, strategy confirm) read and write.
-type Mover interface {
-	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
-	UpdateSession(ctx context.Context, s *store.Session) error
-	MovePhase(ctx context.Context, s *store.Session, t *store.Transition) error
-	UpsertStrategy(ctx context.Context, s *store.Strategy) error
 }

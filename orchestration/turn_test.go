@@ -373,7 +373,18 @@ func (h *harness) checkEnd(id string, evs []store.Event, status, code, phase, se
 	if check != nil {
 		check(h.t, m)
 	}
-	if n := len(h.orch.slots); n != 0 {
-		h.t.Fatalf("%d turn slots still held after the terminal event", n)
+	h.allSlotsFree()
+}
+
+// allSlotsFree fails the test unless every turn slot can be taken: none is still held
+// after a turn's terminal event.
+func (h *harness) allSlotsFree() {
+	h.t.Helper()
+	n := h.orch.cfg.MaxConcurrentTurns
+	for i := range n {
+		if err := h.orch.limits.Acquire(fmt.Sprint("probe-", i)); err != nil {
+			h.t.Fatalf("only %d of %d turn slots free after the terminal event: %v", i, n, err)
+		}
+		defer h.orch.limits.Release(fmt.Sprint("probe-", i))
 	}
 }

@@ -1,309 +1,249 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"reflect"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 )
 
-// lockedSession is the session row a turn begins on, with what would stop the turn: the
-// user's earlier message with the same client_request_id, in any session ("user message id,
-// reply id, session id", space-separated) and a running generation; and with what the
-// turn's plan would find (Seen).
-type lockedSession struct {
+// ErrSessionChanged is WriteTurn's answer when the session changed between the turn's read
+// and its write (another turn, a phase move, a rename): nothing was written; the caller
+// reads the session again and decides again.
+var ErrSessionChanged = errors.New("store: the session changed while the turn began")
+
+// TurnSession is the session a turn begins in, as ReadTurn found it: the row, and what
+// the turn's plan would find besides (Seen). The turn writes only if the session is still
+// as read, so Session's UpdatedAt and Metadata must be left as read; a turn that changes
+// the session's metadata says so in its TurnWrite.
+type TurnSession struct {
 	Session
 	Seen
+	// guessed says the session was not read: this replica created it and answered from
+	// memory (freshSessions), and the write checks what a read would have found.
+	guessed bool
+}
+
+// lockedSession is ReadTurn's row: the session with what would stop the turn, the user's
+// earlier message with the same client_request_id, in any session ("user message id, reply
+// id, session id", space-separated) and a running generation.
+type lockedSession struct {
+	TurnSession
 	Duplicate string `db:"duplicate"`
 	Running   string `db:"running"`
 }
 
-// errSessionMoved is the answer of a begin whose session changed between its read and its
-// write: nothing was written, and CreateTurn reads the session again.
-var errSessionMoved = errors.New("store: create turn: the session changed while the turn began")
-
-// createTurnTx is one attempt of CreateTurn. On PostgreSQL a turn in an existing session is
-// two round trips and no transaction of its own (beginOnRead), one in a session this
-// replica has just created; a new session, which must not exist unless the turn does,
-// takes a transaction: BEGIN, the session inserted, found by the lock like any other (not
-// when guessed), the write, COMMIT (beginInTx). SQLite always takes its transaction: in
-// process, it costs no round trips.
-func (s *Store) createTurnTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	if s.isPostgres() {
-		// Prepared before any transaction: preparing in one would wait for a second
-		// connection while holding one (see prepared.go). After the first turn, a map
-		// lookup each.
-		for _, q := range []string{s.lockQuery(true), s.lockQuery(false), writeTurnPG, writeGuessedPG} {
-			if _, err := s.prepared(ctx, q); err != nil {
-				return fmt.Errorf("store: create turn: prepare: %w", err)
-			}
-		}
-		if start.NewSession == nil {
-			return s.beginOnRead(ctx, user, assistant, start)
-		}
-	}
-	return s.beginInTx(ctx, user, assistant, start)
-}
-
-// beginOnRead is a PostgreSQL turn in an existing session: the session read with its
-// conflicts (no lock, no transaction), then writeTurnPG, whose one statement writes the turn
-// only if the session is still as read (its updated_at and metadata). A concurrent turn in
-// the same session changes both, so the slower of two writes nothing and its next read
-// finds the other running; a repeated client_request_id elsewhere still meets the unique
-// index. That is two round trips instead of BEGIN, lock, write and COMMIT, and no row lock.
+// ReadTurn reads the session a turn of userID begins in, in one round trip, with what
+// would stop the turn. Errors, in this order: ErrNotFound (no such session, or another
+// user's); *DuplicateRequestError when clientRequestID is set and an earlier user message
+// of the same user has it, in any session; *GenerationRunningError when a generation runs
+// in the session.
 //
-// A session this replica created and has not begun a turn in yet is known without the read
-// (freshSessions): the turn is locked in on that guess and written at once (writeGuess),
-// just after the turn has sent its upstream request (lockInGuess). A first turn is then one
-// round trip, and its begin commits while the upstream works on the reply.
-func (s *Store) beginOnRead(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	var g guessed
-	if guess, ok := s.fresh.take(user.SessionID, user.UserID, time.Now()); ok { // whatever follows, not fresh
-		g = lockInGuess(guess, user, assistant, start)
-	}
-	if done, err := s.writeGuess(ctx, nil, &g, user, assistant, start.Lease); done {
-		return err
+// A session this replica created for userID and nobody has had a turn in is answered from
+// memory on PostgreSQL, without a round trip (freshSessions), unless clientRequestID is set
+// (only the database knows the user's earlier requests).
+func (s *Store) ReadTurn(ctx context.Context, sessionID, userID, clientRequestID string) (*TurnSession, error) {
+	if guess, ok := s.fresh.take(sessionID, userID, time.Now()); ok && clientRequestID == "" { // whatever follows, not fresh
+		return guess, nil
 	}
 	var row lockedSession
-	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
-	return s.writeOnRead(ctx, nil, &row, err, user, assistant, start)
+	err := s.getFixed(ctx, &row, s.lockQuery(false), clientRequestID, true, sessionID)
+	ts, err := conflicts(&row, userID, err)
+	if err == nil {
+		s.fresh.read(ts)
+	}
+	return ts, err
 }
 
-// beginInTx is a turn begun in a transaction: BEGIN, a new session inserted, the session
-// found by the lock like any other, the write, COMMIT (a conflict rolls the session back
-// with the rest). On PostgreSQL a turn that starts its session is locked in on the session
-// it inserts before the transaction begins, as a fresh session's is (beginOnRead), and
-// written without the lock's read (writeGuess); not when it has a client_request_id: it
-// may be a retry, which the read finds, and its turn would have been started for nothing.
-// On SQLite a turn in an existing session is locked in on a read before the transaction
-// (lockInOnRead), which the transaction's read confirms.
-func (s *Store) beginInTx(ctx context.Context, user, assistant *Message, start TurnStart) error {
-	var g guessed
+// RepeatedRequest is ReadTurn's check for a turn that starts its own session, which has no
+// session to read: a *DuplicateRequestError when an earlier user message of userID has
+// clientRequestID (in any session), nil when none has. The write checks again, inside its
+// transaction, for a repeat that races it.
+func (s *Store) RepeatedRequest(ctx context.Context, userID, clientRequestID string) error {
+	var earlier string
+	err := s.getFixed(ctx, &earlier, `SELECT u.id || ' ' || COALESCE(a.id, '') || ' ' || u.session_id FROM messages u
+		LEFT JOIN messages a ON a.reply_to = u.id AND a.role = 'assistant'
+		WHERE u.user_id = ? AND u.role = 'user' AND u.client_request_id = ? AND u.client_request_id <> ''
+		ORDER BY a.created_at DESC LIMIT 1`, userID, clientRequestID)
 	switch {
-	case s.isPostgres() && start.NewSession != nil && user.ClientRequestID == "" && fillSession(start.NewSession) == nil:
-		g = lockInGuess(s.fresh.created(start.NewSession), user, assistant, start)
-	case !s.isPostgres() && start.NewSession == nil:
-		g = s.lockInOnRead(ctx, user, assistant, start)
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("store: repeated request: %w", err)
 	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: create turn: %w", err)
+	ids := strings.SplitN(earlier, " ", 3) // always three: the query joins three ids
+	return &DuplicateRequestError{UserMessageID: ids[0], AssistantMessageID: ids[1], SessionID: ids[2]}
+}
+
+// TurnWrite is what begins a turn besides its two messages.
+type TurnWrite struct {
+	// Lease is the claim of the replica that will run the generation.
+	Lease Lease
+	// Events are the first events of the assistant message's log (status queued).
+	Events []Event
+	// Read is the session as ReadTurn found it; the turn is written only if the session
+	// is still so. Nil with NewSession.
+	Read *TurnSession
+	// Metadata, when set, is the session's new metadata, written with the turn.
+	Metadata JSON
+	// NewSession, instead of Read, is a session the turn creates: it is inserted in the
+	// same transaction, and only if the turn is no repeat of an earlier client_request_id,
+	// so a repeated post leaves nothing behind. The user message's SessionID must be its id.
+	NewSession *Session
+}
+
+// WriteTurn writes a turn's two messages (the assistant's claimed by w.Lease) and the first
+// events of its log, atomically, so a turn never exists half and its log never starts
+// late; and the session's new metadata. It fills what prepareTurn describes. A turn in an
+// existing session is written only if the session is still as w.Read says
+// (ErrSessionChanged otherwise: read again); the partial unique indexes (one running
+// generation per session, one client_request_id per session) are the last line, and their
+// violations map to ErrSessionChanged too, so the caller's next read names the conflict. A
+// new session's turn also meets *DuplicateRequestError.
+func (s *Store) WriteTurn(ctx context.Context, user, assistant *Message, w TurnWrite) error {
+	if err := prepareTurn(user, assistant); err != nil {
+		return err
 	}
-	defer tx.Rollback()
-	if start.NewSession != nil {
-		if err := s.insertSession(ctx, tx, start.NewSession); err != nil {
-			return fmt.Errorf("store: create turn: %w", err)
+	for i := range w.Events {
+		if w.Events[i].MessageID != assistant.ID {
+			return errors.New("store: write turn: a first event belongs to another message")
 		}
 	}
-	if err := s.writeInTx(ctx, tx, &g, user, assistant, start); err != nil {
+	stampEvents(w.Events)
+	if n := len(w.Events); n > 0 {
+		assistant.LastEventID = w.Events[n-1].Seq
+	}
+	var err error
+	switch {
+	case w.NewSession != nil:
+		err = s.writeNewSessionTurn(ctx, user, assistant, w)
+	case w.Read == nil:
+		return errors.New("store: write turn: neither the session as read nor a new session")
+	case s.isPostgres():
+		err = s.writeTurnPG(ctx, user, assistant, w)
+	default:
+		err = s.writeTurnTx(ctx, user, assistant, w)
+	}
+	if idx, unique := uniqueViolation(err); unique && (idx == idxOneRunning || idx == idxClientRequestID) {
+		return ErrSessionChanged
+	}
+	return err
+}
+
+// writeTurnPG is a PostgreSQL turn in an existing session: one prepared statement
+// (writeTurnPGQuery) whose session update is the check, so the turn costs its read and this
+// one round trip, and no row lock.
+func (s *Store) writeTurnPG(ctx context.Context, user, assistant *Message, w TurnWrite) error {
+	args, err := writeTurnArgs(user, assistant, w)
+	if err != nil {
+		return err
+	}
+	query := writeTurnPGQuery
+	if w.Read.guessed {
+		query, args = writeGuessedPGQuery, append(args, w.Read.Prompts)
+	}
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return fmt.Errorf("store: write turn: prepare: %w", err)
+	}
+	var written int
+	if err := st.QueryRowContext(ctx, args...).Scan(&written); err != nil {
+		return fmt.Errorf("store: write turn: %w", err)
+	}
+	if written == 0 {
+		return ErrSessionChanged
+	}
+	return nil
+}
+
+// writeTurnTx is a SQLite turn in an existing session: the session's conditional update
+// (the check), then the rows, in one transaction on the one writer connection.
+func (s *Store) writeTurnTx(ctx context.Context, user, assistant *Message, w TurnWrite) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: write turn: %w", err)
+	}
+	defer tx.Rollback()
+	meta, updated := w.Read.Metadata, w.Read.UpdatedAt
+	if w.Metadata != nil {
+		meta, updated = w.Metadata, now()
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ? AND updated_at = ? AND metadata = ?`,
+		emptyObject(meta), updated, w.Read.ID, w.Read.UpdatedAt, emptyObject(w.Read.Metadata))
+	if err != nil {
+		return fmt.Errorf("store: write turn: session: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpErr(err, ErrSessionChanged)
+	}
+	if err := s.insertTurnRows(ctx, tx, user, assistant, w); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: create turn: commit: %w", err)
+		return fmt.Errorf("store: write turn: commit: %w", err)
 	}
 	return nil
 }
 
-// writeInTx writes the turn in tx: a turn locked in on a guess, when the database confirms
-// it (writeGuess); a turn locked in on a read before tx (g.read), when tx's read finds the
-// session as that read did; else a turn locked in on tx's read.
-func (s *Store) writeInTx(ctx context.Context, tx *sqlx.Tx, g *guessed, user, assistant *Message, start TurnStart) error {
-	if g.read == nil {
-		if done, err := s.writeGuess(ctx, tx, g, user, assistant, start.Lease); done {
-			return err
-		}
+// writeNewSessionTurn inserts the session and the turn in one transaction; the session's
+// read inside it names a repeated client_request_id, and the transaction then leaves
+// nothing behind.
+func (s *Store) writeNewSessionTurn(ctx context.Context, user, assistant *Message, w TurnWrite) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: write turn: %w", err)
+	}
+	defer tx.Rollback()
+	sess := w.NewSession
+	if w.Metadata != nil {
+		sess.Metadata = w.Metadata
+	}
+	if err := s.insertSession(ctx, tx, sess); err != nil {
+		return fmt.Errorf("store: write turn: %w", err)
 	}
 	var row lockedSession
-	err := s.getFixedTx(ctx, tx, &row, s.lockQuery(true), user.ClientRequestID, true, user.SessionID)
-	if g.turn != nil && err == nil && sameRead(&row, g.read) {
-		return s.writeLocked(ctx, tx, user, assistant, start.Lease, g.turn)
-	}
-	g.drop(user, assistant)
-	return s.writeOnRead(ctx, tx, &row, err, user, assistant, start)
-}
-
-// guessed is a turn locked in before the begin's write (nil when there was none): on a
-// guess of its session, before any read, or on a read outside the write's transaction
-// (read, then); and the messages' phases before that lock-in set them.
-type guessed struct {
-	turn   *lockedTurn
-	read   *lockedSession // the read the turn was locked in on; nil for a guess
-	phases [2]string
-}
-
-// drop forgets the turn locked in early, and the phases its lock-in set.
-func (g *guessed) drop(user, assistant *Message) {
-	if g.turn != nil {
-		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
-	}
-	*g = guessed{}
-}
-
-// lockInGuess locks the turn in on guess, early (lockInEarly). Its write is to check what
-// the guess assumed a read would find (turnVersion.unread).
-func lockInGuess(guess *lockedSession, user, assistant *Message, start TurnStart) guessed {
-	g := lockInEarly(guess, user, assistant, start)
-	if g.turn != nil {
-		g.turn.read.unread = &guess.Seen
-	}
-	return g
-}
-
-// lockInOnRead is SQLite's early lock-in of a turn in an existing session: the begin's
-// read on the read pool, before the write transaction, and the turn locked in on it
-// (lockInEarly). SQLite works in process: without it, the begin's write and commit kept
-// the thread until the response headers were out, and the turn, started on the
-// transaction's read, sent its upstream request only then. A read that finds a conflict
-// locks nothing in: the transaction's read names it. The copy kept of the read is what
-// the transaction's read must find again for the write to be this turn's (writeInTx).
-func (s *Store) lockInOnRead(ctx context.Context, user, assistant *Message, start TurnStart) guessed {
-	if start.Locked == nil {
-		return guessed{}
-	}
-	var row lockedSession
-	err := s.getFixed(ctx, &row, s.lockQuery(false), user.ClientRequestID, true, user.SessionID)
-	sess, err := conflicts(&row, user.UserID, err)
-	if err != nil {
-		return guessed{}
-	}
-	read := *sess
-	read.Metadata, read.Artifacts = bytes.Clone(sess.Metadata), bytes.Clone(sess.Artifacts) // the turn's Prepare may change sess
-	g := lockInEarly(sess, user, assistant, start)
-	if g.turn != nil {
-		g.read = &read
-	}
-	return g
-}
-
-// sameRead reports whether the transaction's read, row, found the session as the early
-// read did (nil: there was none). Both come from the same query and scan, so any field
-// that differs is a change. It puts row's times in UTC first, as conflicts did the early
-// read's.
-func sameRead(row, early *lockedSession) bool {
-	if early == nil {
-		return false
-	}
-	row.utc()
-	return reflect.DeepEqual(*row, *early)
-}
-
-// lockInEarly locks the turn in on sess before the begin's write (none without a Locked
-// to start it, or when its Prepare failed: the write's read locks it in again, or not).
-//
-// It then yields, so that the turn Locked has just started plans and sends its upstream
-// request before the begin's write. A statement sent to PostgreSQL on a busy core can hold
-// the sending thread while the backend it wakes does the work (Linux runs a backend woken
-// by a socket write on the writer's core, ahead of the writer: seen with perf's sched
-// events on the loadbench machine, about half a millisecond of the begin's write), and
-// SQLite's write is in process; with one thread either holds the whole replica. Turn by
-// turn at c=1 against the build without the yield, loadbench's turn in a fresh session on
-// PostgreSQL: first delta p50 5.49, 4.82 → 4.84, 4.55 ms (docs/performance.md).
-func lockInEarly(sess *lockedSession, user, assistant *Message, start TurnStart) guessed {
-	g := guessed{phases: [2]string{user.Phase, assistant.Phase}}
-	if start.Locked == nil {
-		return g
-	}
-	locked, err := lockIn(sess, user, assistant, start)
-	if err != nil {
-		user.Phase, assistant.Phase = g.phases[0], g.phases[1]
-		return g
-	}
-	g.turn = locked
-	runtime.Gosched()
-	return g
-}
-
-// writeGuess writes a turn locked in on a guess (g.turn), without the begin's read: in tx,
-// or on the pool when tx is nil. Its statement, writeGuessedPG, checks in the database what
-// the read would have found and the guess assumed. It reports whether that settled the
-// begin: written, or refused by a unique index (CreateTurn reads again and names the
-// conflict). A guess the database did not confirm wrote nothing: g is dropped, and the
-// begin goes on to its read; the turn is locked in again on what that finds.
-func (s *Store) writeGuess(ctx context.Context, tx *sqlx.Tx, g *guessed, user, assistant *Message, lease Lease) (bool, error) {
-	if g.turn == nil {
-		return false, nil
-	}
-	if err := s.writeLocked(ctx, tx, user, assistant, lease, g.turn); !errors.Is(err, errSessionMoved) {
-		return true, err
-	}
-	g.drop(user, assistant)
-	return false, nil
-}
-
-// writeOnRead locks the turn in on what the begin's read found (row, err) and writes it.
-func (s *Store) writeOnRead(ctx context.Context, tx *sqlx.Tx, row *lockedSession, err error, user, assistant *Message, start TurnStart) error {
-	sess, err := conflicts(row, user.UserID, err)
-	if err != nil {
+	err = tx.GetContext(ctx, &row, s.lockQuery(true), user.ClientRequestID, true, sess.ID)
+	if _, err := conflicts(&row, user.UserID, err); err != nil {
 		return err
 	}
-	s.fresh.read(sess)
-	locked, err := lockIn(sess, user, assistant, start)
-	if err != nil {
+	if err := s.insertTurnRows(ctx, tx, user, assistant, w); err != nil {
 		return err
 	}
-	return s.writeLocked(ctx, tx, user, assistant, start.Lease, locked)
-}
-
-// lockedTurn is a turn locked in on its session as read: what its write needs.
-type lockedTurn struct {
-	events []Event
-	write  *Session // the session to write, when the turn's Prepare changed it
-	read   turnVersion
-}
-
-// lockIn runs the caller's Prepare on the session as read, stamps the first events and
-// tells the caller the turn is locked in (Locked), which starts it.
-func lockIn(sess *lockedSession, user, assistant *Message, start TurnStart) (*lockedTurn, error) {
-	user.Phase, assistant.Phase = cmpOr(user.Phase, sess.Phase), cmpOr(assistant.Phase, sess.Phase)
-	read := turnVersion{updatedAt: sess.UpdatedAt, metadata: emptyObject(sess.Metadata)}
-	events, changed, err := firstEvents(&sess.Session, sess.Seen, assistant, start)
-	if err != nil {
-		return nil, err
-	}
-	stampEvents(events)
-	if n := len(events); n > 0 {
-		assistant.LastEventID = events[n-1].Seq
-	}
-	locked := &lockedTurn{events: events, read: read}
-	if changed {
-		locked.write = &sess.Session
-	}
-	if start.Locked != nil {
-		start.Locked()
-	}
-	return locked, nil
-}
-
-// writeLocked writes a locked-in turn: in tx, or on the pool when tx is nil (PostgreSQL
-// only).
-func (s *Store) writeLocked(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, t *lockedTurn) error {
-	if err := s.writeTurn(ctx, tx, user, assistant, lease, t.events, t.write, t.read); err != nil {
-		if errors.Is(err, errSessionMoved) {
-			return err
-		}
-		return fmt.Errorf("store: create turn: %w", err)
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: write turn: commit: %w", err)
 	}
 	return nil
 }
 
-// turnVersion is the session as a begin read it: its write checks it is unchanged. unread
-// is set for a session known without a read (freshSessions), to what the guess assumed
-// the read would find: the write checks that too (writeGuessedPG).
-type turnVersion struct {
-	updatedAt time.Time
-	metadata  JSON
-	unread    *Seen
+// insertTurnRows inserts the two messages and the first events in tx.
+func (s *Store) insertTurnRows(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, w TurnWrite) error {
+	if err := s.insertMessage(ctx, tx, user, Lease{}); err != nil {
+		return fmt.Errorf("store: write turn: user message: %w", err)
+	}
+	if err := s.insertMessage(ctx, tx, assistant, w.Lease); err != nil {
+		return fmt.Errorf("store: write turn: assistant message: %w", err)
+	}
+	if err := s.insertEvents(ctx, tx, w.Events); err != nil {
+		return fmt.Errorf("store: write turn: events: %w", err)
+	}
+	return nil
+}
+
+// cmpErr is err, or def when err is nil.
+func cmpErr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }
 
 // lockQuery is the begin's read: the session with its conflicts and what the plan's reads
-// would find (Seen), locked for the turn when lock is set (PostgreSQL's transaction path).
+// would find (Seen), locked for the turn when lock is set (a new session's transaction on
+// PostgreSQL).
 func (s *Store) lockQuery(lock bool) string {
 	if lock {
 		return s.locks[1]
@@ -336,109 +276,49 @@ func (s *Store) buildLockQuery(lock bool) string {
 
 // conflicts turns the begin's read (row, err) into the session, or the typed error of a
 // conflict. Another user's session is not found, whatever its conflicts.
-func conflicts(row *lockedSession, userID string, err error) (*lockedSession, error) {
+func conflicts(row *lockedSession, userID string, err error) (*TurnSession, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows), err == nil && row.UserID != userID:
 		return nil, ErrNotFound
 	case err != nil:
-		return nil, fmt.Errorf("store: create turn: %w", err)
+		return nil, fmt.Errorf("store: read turn: %w", err)
 	case row.Duplicate != "":
 		ids := strings.SplitN(row.Duplicate, " ", 3) // always three: the query joins three ids
 		return nil, &DuplicateRequestError{UserMessageID: ids[0], AssistantMessageID: ids[1], SessionID: ids[2]}
 	case row.Running != "":
 		return nil, &GenerationRunningError{MessageID: row.Running}
 	}
-	row.utc()
-	return row, nil
+	row.Session.utc()
+	return &row.TurnSession, nil
 }
 
-// firstEvents runs the caller's Prepare on the session as read and returns the first events
-// and whether the session changed.
-func firstEvents(sess *Session, seen Seen, assistant *Message, start TurnStart) ([]Event, bool, error) {
-	events := start.Events
-	changed := false
-	if start.Prepare != nil {
-		before := string(sess.Metadata)
-		more, err := start.Prepare(sess, seen)
-		if err != nil {
-			return nil, false, err
-		}
-		events, changed = append(append([]Event(nil), events...), more...), string(sess.Metadata) != before
-	}
-	for i := range events {
-		if events[i].MessageID != assistant.ID {
-			return nil, false, errors.New("store: create turn: a first event belongs to another message")
-		}
-	}
-	if changed {
-		sess.UpdatedAt = now()
-	}
-	return events, changed, nil
-}
-
-// writeTurn writes both messages, the first events and, when changed, the session's
-// metadata, if the session is still as read: on PostgreSQL as one prepared statement
-// (writeTurnPG), in tx or, when tx is nil, as a transaction of its own. errSessionMoved
-// says the session had changed and nothing was written.
-func (s *Store) writeTurn(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session, read turnVersion) error {
-	if !s.isPostgres() {
-		return s.writeTurnEach(ctx, tx, user, assistant, lease, events, sess)
-	}
-	args, err := writeTurnArgs(user, assistant, lease, events, sess, read)
-	if err != nil {
-		return err
-	}
-	q := writeTurnPG
-	if read.unread != nil {
-		q = writeGuessedPG
-	}
-	var written int
-	switch st := s.ready(q); {
-	case tx == nil && st != nil:
-		err = st.QueryRowContext(ctx, args...).Scan(&written)
-	case tx == nil:
-		err = s.db.QueryRowContext(ctx, q, args...).Scan(&written)
-	case st != nil:
-		err = tx.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&written)
-	default:
-		err = tx.QueryRowContext(ctx, q, args...).Scan(&written)
-	}
-	if err == nil && written == 0 {
-		return errSessionMoved
-	}
-	return err
-}
-
-// writeTurnPG is a turn's write on PostgreSQL, fixed so that it is prepared once per
-// connection and planned once (a text built per turn cost a second round trip and a plan
-// each time). Its session update is the check: it matches only while the session's
-// updated_at ($55) and metadata ($56) are as read, and writes the new metadata when $54;
-// the user's message (no lease), the assistant's (claimed for $45 seconds, none when 0) and
-// the first events (arrays) are inserted only if it matched. It returns how many sessions
-// matched: 1, or 0 when the session changed (or went) since the read.
-const writeTurnPG = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
+// writeTurnPGQuery is a turn's write on PostgreSQL, fixed so that it is prepared once per
+// connection and planned once. Its session update is the check: it matches only while the
+// session's updated_at ($55) and metadata ($56) are as read, and writes the new metadata
+// when $54; the user's message (no lease), the assistant's (claimed for $45 seconds, none
+// when 0) and the first events (arrays) are inserted only if it matched. It returns how
+// many sessions matched: 1, or 0 when the session changed (or went) since the read.
+const writeTurnPGQuery = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
 	RETURNING id
 ` + writeTurnRest
 
-// writeGuessedPG is writeTurnPG for a session nobody read (writeGuess): its session
-// update also checks what the begin's read would have found and the guess assumed (Seen of
-// a session without turns: no message, no strategy, and whether its locale has a stored
+// writeGuessedPGQuery is writeTurnPGQuery for a session nobody read (freshSessions): its
+// session update also checks what the read would have found and the guess assumed (a
+// session without turns: no message, no strategy, and whether its locale has a stored
 // prompt active, $57), so a guess the database does not confirm writes nothing. That the
 // session is the user's, freshSessions.take checked: this replica created it for them, and
-// a session's user never changes. A condition on user_id here let PostgreSQL reach the
-// session through the user's sessions, (user_id, created_at, id), in a generic plan made
-// on a table without statistics (a fresh database, or autovacuum off) and kept for the
-// connection's life: at 20,000 sessions of one user that read 211 buffers in 2.2 ms
-// against 4 in 0.05 ms by the key (TestKeyedReadsUseTheKey).
-const writeGuessedPG = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
+// a session's user never changes. (A condition on user_id here let PostgreSQL reach the
+// session through the user's sessions index in a generic plan made on a table without
+// statistics, and keep that plan for the connection's life: TestKeyedReadsUseTheKey.)
+const writeGuessedPGQuery = writeTurnSession + `WHERE id = $53 AND updated_at = $55::timestamptz AND metadata = $56
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = $53)
 		AND NOT EXISTS (SELECT 1 FROM strategies x WHERE x.session_id = $53 AND x.user_id = $3)
 		AND EXISTS (SELECT 1 FROM prompts p WHERE p.locale = sessions.locale AND p.active) = $57::bool
 	RETURNING id
 ` + writeTurnRest
 
-// writeTurnSession and writeTurnRest are writeTurnPG and writeGuessedPG but for the
-// condition of the session update.
+// writeTurnSession and writeTurnRest are writeTurnPGQuery and writeGuessedPGQuery but for
+// the condition of the session update.
 const (
 	writeTurnSession = `WITH s AS (
 	UPDATE sessions SET metadata = CASE WHEN $54::bool THEN $51 ELSE metadata END,
@@ -465,51 +345,29 @@ const (
 SELECT count(*) FROM s`
 )
 
-// writeTurnArgs lays a turn's write out as writeTurnPG's parameters.
-func writeTurnArgs(user, assistant *Message, lease Lease, events []Event, sess *Session, read turnVersion) ([]any, error) {
-	user.Owner, assistant.Owner = "", lease.Owner
-	args := make([]any, 0, 57)
+// writeTurnArgs lays a turn's write out as writeTurnPGQuery's parameters.
+func writeTurnArgs(user, assistant *Message, w TurnWrite) ([]any, error) {
+	user.Owner, assistant.Owner = "", w.Lease.Owner
+	args := make([]any, 0, 56)
 	for _, m := range []*Message{user, assistant} {
 		args = append(args, m.ID, m.SessionID, m.UserID, m.Role, m.Status, m.Content, m.Phase, m.RequestID,
 			m.ClientRequestID, nullString(m.ReplyTo), m.ResponseID, m.ToolCalls, m.GenUI,
 			m.StatePatch, m.Validation, m.Usage, m.Error, m.Metadata, m.LastEventID, m.CreatedAt,
 			dbTimePtr(m.CompletedAt), m.Owner)
 	}
-	args = append(args, max(lease.TTL.Seconds(), 0))
-	evArgs, err := runArrays(events)
+	args = append(args, max(w.Lease.TTL.Seconds(), 0))
+	evArgs, err := runArrays(w.Events)
 	if err != nil {
 		return nil, err
 	}
 	args = append(args, evArgs...)
-	if sess == nil {
-		args = append(args, JSON(`{}`), now(), user.SessionID, false)
-	} else {
-		args = append(args, emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID, true)
+	changed := w.Metadata != nil
+	meta := w.Read.Metadata
+	if changed {
+		meta = w.Metadata
 	}
-	args = append(args, read.updatedAt, read.metadata)
-	if read.unread != nil {
-		args = append(args, read.unread.Prompts)
-	}
+	args = append(args, emptyObject(meta), now(), w.Read.ID, changed, w.Read.UpdatedAt, emptyObject(w.Read.Metadata))
 	return args, nil
-}
-
-// writeTurnEach is writeTurn as separate statements (SQLite: no data-modifying WITH).
-func (s *Store) writeTurnEach(ctx context.Context, tx *sqlx.Tx, user, assistant *Message, lease Lease, events []Event, sess *Session) error {
-	if err := s.insertMessage(ctx, tx, user, Lease{}); err != nil {
-		return err
-	}
-	if err := s.insertMessage(ctx, tx, assistant, lease); err != nil {
-		return err
-	}
-	if err := s.insertEvents(ctx, tx, events); err != nil {
-		return err
-	}
-	if sess == nil {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`),
-		emptyObject(sess.Metadata), sess.UpdatedAt, sess.ID)
-	return err
 }
 
 // prefixed qualifies every column of a select list with prefix ("s.").
@@ -519,4 +377,29 @@ func prefixed(prefix, columns string) string {
 		cols[i] = prefix + strings.TrimSpace(c)
 	}
 	return strings.Join(cols, ", ")
+}
+
+// createTurnAttempts bounds CreateTurn's reads after a lost race.
+const createTurnAttempts = 3
+
+// CreateTurn is a turn begun without changing its session: ReadTurn, then WriteTurn with
+// start's lease and events, read again after a lost race (the next read names the conflict,
+// or finds it gone). With start.NewSession the session is created in the same transaction
+// (user.SessionID must name it). Errors as ReadTurn's and WriteTurn's.
+func (s *Store) CreateTurn(ctx context.Context, user, assistant *Message, start TurnStart) error {
+	w := TurnWrite{Lease: start.Lease, Events: start.Events, NewSession: start.NewSession}
+	for attempt := 1; ; attempt++ {
+		if w.NewSession == nil {
+			read, err := s.ReadTurn(ctx, user.SessionID, user.UserID, user.ClientRequestID)
+			if err != nil {
+				return err
+			}
+			w.Read = read
+			user.Phase, assistant.Phase = cmpOr(user.Phase, read.Phase), cmpOr(assistant.Phase, read.Phase)
+		}
+		err := s.WriteTurn(ctx, user, assistant, w)
+		if !errors.Is(err, ErrSessionChanged) || attempt == createTurnAttempts {
+			return err
+		}
+	}
 }

@@ -12,8 +12,7 @@ import (
 // events of one message that one commit wrote, consecutive by seq, their names, payloads and
 // times each joined by runSep. A turn's 60-odd events were as many rows, each a heap tuple
 // and a primary-key entry, and those insertions were most of what a group commit cost the
-// database (SQLite: 11.6 µs an event on top of a commit's 105; PostgreSQL: 161 WAL records
-// a turn). A turn is now a few rows. The view message_events shows them one row per event,
+// database, in time on SQLite and in WAL records on PostgreSQL. A turn is now a few rows. The view message_events shows them one row per event,
 // as before, for operators and for tools that read the log with SQL.
 //
 // A run's first event's seq is its key; readers find the run that holds a position as the
@@ -81,7 +80,7 @@ func (w *runWriter) eachRun(events []Event, between []byte, done func(e Event, a
 }
 
 // runArrays lays events out for an unnest into message_event_runs (the commit statements and
-// writeTurnPG), one element per run: message ids, first seqs (an array), and the runs'
+// writeTurnPGQuery), one element per run: message ids, first seqs (an array), and the runs'
 // names, payloads and times, each list joined as a textList.
 func runArrays(events []Event) ([]any, error) {
 	w := newRunWriter(events)
@@ -107,8 +106,7 @@ type runRow struct {
 }
 
 // newRunWriter returns a runWriter whose buffers have room for events: each grown by
-// doubling, they were the largest item of a SQLite replica's allocations (a sixth of its
-// bytes in a c=16 sweep).
+// doubling, they were the largest item of a SQLite replica's allocations.
 func newRunWriter(events []Event) runWriter {
 	size := 0
 	for _, e := range events {

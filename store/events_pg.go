@@ -40,10 +40,8 @@ const commitEventsPG = commitMessages + commitUpdate + commitRows + commitSelect
 // message and carry no traces (every delta of a reply, its status events), which is all
 // the statement then has to do: advance and fence each message row and insert its run. A
 // paced reply commits each of its frames alone, and its client waits for the commit, so
-// the other parts cost every frame: their 32 empty parameters and the updates of columns
-// only a finish sets took 0.13 ms of such a commit's 0.78–0.92 (p50 of 300 commits a
-// statement at 50 a second, alternated one by one on one connection, in two runs), and
-// more at p99 (2.1 → 1.2–1.8 ms). Its
+// the other parts cost every frame: their empty parameters and the updates of columns only
+// a finish sets were a clear share of such a commit's time (BenchmarkCommitOneEvent). Its
 // runs come first (r) and its message rows (v) join them, one run a message (checkStatuses
 // refuses a batch whose events of a message do not follow each other); the fence is
 // commitUpdate's, so the plan reads the same partial index.
@@ -68,8 +66,8 @@ WITH r AS (
 
 // commitDeltaPG is commitDeltasPG for one message, the batch of every commit at low load
 // (a paced reply's frames, a first delta): its parameters are scalars, so the database
-// has no arrays to split and unnest and no join to make, 0.05 ms less again than
-// commitDeltasPG's in the runs above (p99 0.9–1.1 ms). Its fence is the others' (the
+// has no arrays to split and unnest and no join to make, and the commit a client waits on
+// is shorter again. Its fence is the others' (the
 // plan reads the same partial index of the owner's running messages).
 const commitDeltaPG = `
 WITH u AS (
@@ -215,8 +213,8 @@ func (s *Store) commitPG(ctx context.Context, owner string, events []Event, msgs
 // plan joins them, which is the runs' order (the function scan of the runs probes the
 // messages), and RenewLeases locks them in id order: runs in batch order locked two
 // messages the other way round now and then, and PostgreSQL broke the deadlock after
-// deadlock_timeout, a second in which every stream of the replica waited (ten times in
-// two hours of loadbench runs, each a turn's first delta over a second late).
+// deadlock_timeout, a second in which every stream of the replica waited, each such turn's
+// first delta over a second late.
 func byMessageID(events []Event) []Event {
 	cmp := func(a, b Event) int { return strings.Compare(a.MessageID, b.MessageID) }
 	if slices.IsSortedFunc(events, cmp) {

@@ -75,12 +75,6 @@ func (s *Store) ExplainBeginPlan(ctx context.Context) (string, error) {
 	return s.explainGeneric(ctx, s.lockQuery(false), 3)
 }
 
-// ExplainGuessedPlan returns the generic plan of the write of a session's first turn on
-// this replica's guess (writeGuessedPG), which takes 57 parameters.
-func (s *Store) ExplainGuessedPlan(ctx context.Context) (string, error) {
-	return s.explainGeneric(ctx, writeGuessedPG, 57)
-}
-
 // ExplainOwnedPlan returns the generic plan of the owner check of table ("sessions" or
 // "messages").
 func (s *Store) ExplainOwnedPlan(ctx context.Context, table string) (string, error) {

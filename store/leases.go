@@ -136,7 +136,7 @@ func (s *Store) RequestCancel(ctx context.Context, id, userID string) (string, e
 	switch {
 	case err != nil:
 		return "", err
-	case m.Role != "assistant":
+	case m.Role != RoleAssistant:
 		return "", ErrNotFound
 	}
 	return "", ErrMessageFinished

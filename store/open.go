@@ -210,7 +210,7 @@ func openSQLitePools(ctx context.Context, path, query string, memory bool) (*Sto
 	st := newStore(w, r, DriverSQLite, "")
 	st.ckpt = c
 	st.commits = make(chan struct{}, 1) // one pending note is all afterCommit needs
-	st.startCheckpoints(c, filePath(path)+"-wal")
+	st.startCheckpoints(c)
 	return st, nil
 }
 

@@ -11,7 +11,7 @@ import (
 // is there to carry: a turn hands its request's trace to the event log after its reply's
 // first delta has reached clients, so that commit, which the client waits on, does not
 // write the request's kilobytes too, and the trace rides with the next delta's commit, or
-// with this one when no delta follows within the log's linger (a slow model). A trace
+// with this one when no delta follows within the log's short wait (a slow model). A trace
 // already written (a retried write whose first try went through) is left as it is.
 func (s *Store) RecordTraces(ctx context.Context, owner, messageID string, traces []Trace) (bool, error) {
 	if len(traces) == 0 {

@@ -97,7 +97,6 @@ func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
 // updateSession is UpdateSession on e (the pool or a transaction): sess's mutable fields
 // where its row matches.
 func (s *Store) updateSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
-	s.fresh.drop(sess.ID)
 	args := append(sess.written(now()), sess.UpdatedAt, sess.ID, sess.UserID)
 	res, err := s.execFixed(ctx, e, `UPDATE sessions SET title = ?, locale = ?, phase = ?,
 		status = ?, artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?

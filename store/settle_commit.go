@@ -13,8 +13,8 @@ import (
 // A completed turn's settlement (the session after the turn, the strategy it recorded) is
 // written by the event-log commit that finishes its message (Message.Settlement on the
 // terminal event): one commit per turn end instead of a transaction of its own, whose
-// fence waited for the group commit that held the message row (measured on PostgreSQL at
-// c=16 and c=64: the separate settle cost the database 450–560 µs of CPU a turn). This file
+// fence waited for the group commit that held the message row, and cost the database a
+// transaction's work every turn. This file
 // holds what that commit does besides its events, on both databases; a settlement with a
 // phase move still goes through SettleTurn, a transaction before the terminal event.
 
@@ -120,8 +120,8 @@ const settlementColumns = 17
 // The number is the statement's LIMIT on the settlements: no row is ever cut by it, but a
 // LIMIT that is a parameter makes the generic plan guess a tenth of unnest's 10 rows. With
 // the 10 rows, the settlements' part of that plan cost ten times what a batch's own plan
-// did, so PostgreSQL planned the statement anew at every commit, 0.6 ms each (lone commits
-// went from 0.44 to 1.38 ms); TestCommitIsPlannedOnce watches it.
+// did, so PostgreSQL planned the statement anew at every commit, which tripled a lone
+// commit's time; TestCommitIsPlannedOnce watches it.
 func settlementArrays(msgs []msgBatch) ([]any, error) {
 	var ids, sessions, users, titles, locales, phases, statuses, responses []string
 	var strategies, stratSessions, names, stratStatuses, backtests []string

@@ -14,8 +14,8 @@ const maxCachedStmts = 128
 
 // sqliteConnector opens modernc.org/sqlite connections that keep each statement they run
 // prepared, by its text (stmtCache). modernc's connection prepares, runs and finalizes a
-// statement on every Exec or Query: parsing was 16% of a SQLite replica's CPU in a c=16
-// sweep, the parse of the same few statements over and over. database/sql's own prepared
+// statement on every Exec or Query: parsing the same few statements over and over was a
+// large share of a SQLite replica's CPU. database/sql's own prepared
 // statements would need preparing before every transaction (the writer pool has one
 // connection, and preparing on the pool inside a transaction would wait for it); a cache
 // per connection needs nothing from the code that runs the statements.

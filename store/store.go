@@ -59,10 +59,10 @@ type Store struct {
 	// rebinding them on every turn was 2% of a PostgreSQL replica's allocations.
 	rebinds sync.Map
 	locks   [2]string
-
 	// fresh is the sessions this replica created that have had no turn yet (PostgreSQL:
-	// a first turn starts before its session's read returns).
+	// see freshSessions).
 	fresh *freshSessions
+
 	// bg ends when the store closes, stopping listener goroutines; wg waits for them.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -131,8 +131,8 @@ func (s *Store) isPostgres() bool { return s.driver == DriverPostgres }
 // are written together are created together, so their keys sit side by side in every index
 // that starts with an id (message_event_runs' (message_id, seq) above all): a group commit of
 // sixteen turns' events then changes a few index pages at the right edge rather than one
-// random page per turn. With random (version 4) ids SQLite wrote 351 KB of pages per turn
-// at c=16, with these 261 KB. The order also makes ids a sensible tie-breaker when two rows
+// random page per turn; random (version 4) ids made SQLite write markedly more pages per
+// turn under load. The order also makes ids a sensible tie-breaker when two rows
 // share a timestamp. Every id of a stored row comes from here.
 func NewID() string {
 	return uuid.Must(uuid.NewV7()).String()

@@ -739,9 +739,6 @@ func TestKeyedReadsUseTheKey(t *testing.T) {
 		{"begin", s.ExplainBeginPlan,
 			[]string{"using sessions_pkey on sessions", "using strategies_session_user_idx on strategies"},
 			[]string{"sessions_user_created_idx", "strategies_user_idx", "Seq Scan"}},
-		{"first turn on a guess", s.ExplainGuessedPlan,
-			[]string{"using sessions_pkey on sessions", "using strategies_session_user_idx on strategies"},
-			[]string{"sessions_user_created_idx", "strategies_user_idx", "Seq Scan on sessions"}},
 		{"owner of a session", func(ctx context.Context) (string, error) { return s.ExplainOwnedPlan(ctx, "sessions") },
 			[]string{"using sessions_pkey on sessions"}, []string{"sessions_user_created_idx", "Seq Scan"}},
 		{"owner of a message", func(ctx context.Context) (string, error) { return s.ExplainOwnedPlan(ctx, "messages") },
@@ -767,23 +764,20 @@ func TestKeyedReadsUseTheKey(t *testing.T) {
 	}
 }
 
-// TestTurnSeesWhatThePlanWouldRead: the lock of a turn tells its plan whether the session
-// has history, a strategy and stored prompts for its locale; the plan skips the reads it
-// says are empty, so a wrong "no" would drop the conversation or the strategy from the
-// prompt.
+// TestTurnSeesWhatThePlanWouldRead: a turn's read tells its plan whether the session has
+// history, a strategy and stored prompts for its locale; the plan skips the reads it says
+// are empty, so a wrong "no" would drop the conversation or the strategy from the prompt.
 func TestTurnSeesWhatThePlanWouldRead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		seenBy := func(sess *store.Session, text string) store.Seen {
 			t.Helper()
-			var seen store.Seen
-			u, a := turn(sess, text, "")
-			start := testStart
-			start.Prepare = func(_ *store.Session, sn store.Seen) ([]store.Event, error) { seen = sn; return nil, nil }
-			if err := s.CreateTurn(t.Context(), u, a, start); err != nil {
-				t.Fatalf("CreateTurn: %v", err)
+			read, err := s.ReadTurn(t.Context(), sess.ID, sess.UserID, "")
+			if err != nil {
+				t.Fatalf("ReadTurn: %v", err)
 			}
+			_, a := createTurn(t, s, sess, text, "")
 			finish(t, s, a, "completed")
-			return seen
+			return read.Seen
 		}
 		en, other := newSession(t, s, "alice"), newSession(t, s, "bob")
 		zh := &store.Session{UserID: "alice", Title: "t", Locale: "zh", Phase: "strategy", Status: "active"}
@@ -812,101 +806,44 @@ func TestTurnSeesWhatThePlanWouldRead(t *testing.T) {
 	})
 }
 
-// A turn whose session nobody changes meanwhile is locked in once: the turn started before
-// the begin's write is the one written (SQLite compares the read before its transaction
-// with the read in it; a difference that is no change would start every turn twice).
-func TestTurnIsLockedInOnce(t *testing.T) {
-	cases := []struct {
-		name    string
-		session func(t *testing.T, s *store.Store) *store.Session
-	}{
-		{"a new session", func(t *testing.T, s *store.Store) *store.Session { return newSession(t, s, "alice") }},
-		{"a session changed since it was created", func(t *testing.T, s *store.Store) *store.Session {
-			sess := newSession(t, s, "alice")
-			sess.Metadata = store.JSON(`{"carried":{"symbol":"BTC"}}`)
-			if err := s.UpdateSession(t.Context(), sess); err != nil {
-				t.Fatal(err)
-			}
-			return sess
-		}},
-	}
+// A turn writes only if the session is still as it read it: a session changed between the
+// read and the write (here by UpdateSession) refuses the write with ErrSessionChanged and
+// writes nothing; read again, the turn is written on the new session, the concurrent change
+// kept and the turn's own on top.
+func TestTurnBeginsAgainOnAMovedSession(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				var prepared, locked int
-				start := store.TurnStart{Lease: testStart.Lease,
-					Prepare: func(*store.Session, store.Seen) ([]store.Event, error) { prepared++; return nil, nil },
-					Locked:  func() { locked++ },
-				}
-				u, a := turn(tc.session(t, s), "hello", "")
-				if err := s.CreateTurn(t.Context(), u, a, start); err != nil {
-					t.Fatalf("CreateTurn: %v", err)
-				}
-				if prepared != 1 || locked != 1 {
-					t.Fatalf("Prepare ran %d times and Locked %d, want 1 and 1", prepared, locked)
-				}
-			})
+		ctx := t.Context()
+		sess := newSession(t, s, "alice")
+		read, err := s.ReadTurn(ctx, sess.ID, "alice", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := *sess
+		moved.Metadata = store.JSON(`{"moved":true}`)
+		if err := s.UpdateSession(ctx, &moved); err != nil {
+			t.Fatal(err)
+		}
+		u, a := turn(sess, "hello", "")
+		w := store.TurnWrite{Lease: testStart.Lease, Read: read, Metadata: store.JSON(`{"turn_1":true}`)}
+		if err := s.WriteTurn(ctx, u, a, w); !errors.Is(err, store.ErrSessionChanged) {
+			t.Fatalf("a write on a moved session: %v, want ErrSessionChanged", err)
+		}
+		if msgs, _ := s.ListMessages(ctx, sess.ID, "alice"); len(msgs) != 0 {
+			t.Fatalf("the refused write left %d messages", len(msgs))
+		}
+		if w.Read, err = s.ReadTurn(ctx, sess.ID, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		w.Metadata = store.JSON(`{"moved":true,"turn_2":true}`)
+		if err := s.WriteTurn(ctx, u, a, w); err != nil {
+			t.Fatalf("the write on the new read: %v", err)
+		}
+		got, err := s.GetSession(ctx, sess.ID, "alice")
+		if err != nil || string(got.Metadata) != `{"moved":true,"turn_2":true}` {
+			t.Fatalf("session metadata %s (%v), want the concurrent change with the turn's on top", got.Metadata, err)
+		}
+		if msgs, _ := s.ListMessages(ctx, sess.ID, "alice"); len(msgs) != 2 {
+			t.Fatalf("the session has %d messages, want the turn's two, written once", len(msgs))
 		}
 	})
-}
-
-// A turn's begin writes only if the session is still as it read it when the turn was locked
-// in: a session changed between the read and the write (here by UpdateSession, from the
-// Locked hook) makes the begin read again (PostgreSQL: its write was a no-op; SQLite: its
-// transaction's read differs from the read before it), and the turn is written on the new
-// session. The concurrent change survives (no lost update) and the turn's own change is on
-// top of it. On SQLite this also shows the turn starts before the begin's write takes the
-// one writer connection: the hook's own write gets it.
-func TestTurnBeginsAgainOnAMovedSession(t *testing.T) {
-	storetest.Each(t, testTurnBeginsAgainOnAMovedSession)
-}
-
-func testTurnBeginsAgainOnAMovedSession(t *testing.T, s *store.Store) {
-	ctx := t.Context()
-	sess := newSession(t, s, "alice")
-	var prepared, locked int
-	start := store.TurnStart{Lease: testStart.Lease,
-		Prepare: func(row *store.Session, _ store.Seen) ([]store.Event, error) {
-			prepared++
-			meta := map[string]bool{}
-			if err := json.Unmarshal(row.Metadata, &meta); err != nil {
-				return nil, err
-			}
-			meta[fmt.Sprintf("turn_%d", prepared)] = true
-			b, err := json.Marshal(meta)
-			row.Metadata = store.JSON(b)
-			return nil, err
-		},
-		Locked: func() {
-			locked++
-			if locked > 1 {
-				return
-			}
-			moved := *sess
-			moved.Metadata = store.JSON(`{"moved":true}`)
-			wctx, cancel := context.WithTimeout(ctx, 2*time.Second) // not forever, were the writer held
-			defer cancel()
-			if err := s.UpdateSession(wctx, &moved); err != nil {
-				t.Errorf("UpdateSession: %v", err)
-			}
-		},
-	}
-	u, a := turn(sess, "hello", "")
-	if err := s.CreateTurn(ctx, u, a, start); err != nil {
-		t.Fatalf("CreateTurn: %v", err)
-	}
-	if prepared != 2 || locked != 2 {
-		t.Fatalf("Prepare ran %d times and Locked %d, want 2 and 2 (one lost race, one write)", prepared, locked)
-	}
-	got, err := s.GetSession(ctx, sess.ID, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got.Metadata) != `{"moved":true,"turn_2":true}` {
-		t.Fatalf("session metadata %s, want the concurrent change with the retried turn's on top", got.Metadata)
-	}
-	msgs, err := s.ListMessages(ctx, sess.ID, "alice")
-	if err != nil || len(msgs) != 2 {
-		t.Fatalf("the session has %d messages (%v), want the turn's two, written once", len(msgs), err)
-	}
 }

@@ -76,7 +76,6 @@ func (s *Store) UpsertStrategy(ctx context.Context, st *Strategy) error {
 // insert then waits for it and does nothing), and st is merged into that row instead.
 func (s *Store) upsertStrategyTx(ctx context.Context, tx *sqlx.Tx, st *Strategy) (*Strategy, error) {
 	if st.SessionID != "" {
-		s.fresh.drop(st.SessionID) // the session now has a strategy
 	}
 	row, err := s.lockStrategy(ctx, tx, st.ID)
 	if err != nil {

@@ -95,7 +95,6 @@ func prepareMove(sess *Session, t *Transition) error {
 // setPhase is the compare-and-set of MovePhase: it updates the session only while its
 // stored phase is from, and says why when no row matched.
 func (s *Store) setPhase(ctx context.Context, tx *sqlx.Tx, sess *Session, from string, updatedAt time.Time) error {
-	s.fresh.drop(sess.ID)
 	res, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE sessions SET phase = ?, status = ?, title = ?,
 		artifacts = ?, metadata = ?, previous_response_id = ?, updated_at = ?
 		WHERE id = ? AND user_id = ? AND phase = ?`),

@@ -47,6 +47,13 @@ func (e *DuplicateRequestError) Error() string {
 	return "store: client_request_id already used (message " + e.AssistantMessageID + ")"
 }
 
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleSystem    = "system"
+)
+
 // Message statuses. An assistant message is pending until the upstream answers, streaming
 // while deltas arrive, and ends in exactly one of the terminal statuses.
 const (
@@ -154,31 +161,13 @@ type Lease struct {
 	TTL   time.Duration
 }
 
-// TurnStart is how a new generation begins in [Store.CreateTurn]: the lease of the replica
-// that will run it, and the first events of its log, written in the same transaction so
-// that whoever learns the message id finds its log already started.
+// TurnStart is how [Store.CreateTurn] begins a generation: the lease of the replica that
+// will run it, the first events of its log, and a session it creates (NewSession: the user
+// message's SessionID must be its id).
 type TurnStart struct {
-	Lease  Lease
-	Events []Event
-	// NewSession, when set, is the session the turn starts (POST /api/v1/messages without
-	// a session): it is created in the same transaction, and only if the turn is no
-	// repeat of an earlier client_request_id, so a repeated post leaves nothing behind.
-	// The user message's SessionID must be its id.
+	Lease      Lease
+	Events     []Event
 	NewSession *Session
-	// Prepare, when set, is called with the session row as the begin read it (the turn is
-	// written only if the row is still so): it may change the session's metadata (written
-	// back with the turn), and it returns the first events of the log, which can then name
-	// the session's phase. They come after Events. seen is what the read saw of the
-	// session's other rows. It runs again if the begin is retried.
-	Prepare func(sess *Session, seen Seen) ([]Event, error)
-	// Locked, when set, is called once the session has been read, its checks have passed
-	// and Prepare has run, before the rows are written: from there on the turn fails only
-	// if the database does or a concurrent write to the session wins the race. The orchestrator starts the turn's plan
-	// and upstream call there, so they overlap the write and the commit. It is called
-	// again if the store retries a lost race (after Prepare again). The store goes on
-	// reading the two messages until CreateTurn returns: what Locked hands to other
-	// goroutines must be copies.
-	Locked func()
 }
 
 // Seen is what a turn's begin saw besides the session row: whether each of the plan's

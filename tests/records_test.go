@@ -164,7 +164,7 @@ func TestTraceOfAMessage(t *testing.T) {
 // TestTraceIsWrittenWhileTheReplyStreams: a turn does not keep its request (its whole
 // prompt) while the reply streams: once the first delta has reached clients, the trace
 // goes to the event log and is written moments later (with the next delta, or alone after
-// the log's linger), seconds before a slow model's next delta, and the turn's end does not
+// the log's short wait), seconds before a slow model's next delta, and the turn's end does not
 // write it a second time.
 func TestTraceIsWrittenWhileTheReplyStreams(t *testing.T) {
 	s := startServer(t)

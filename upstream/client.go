@@ -204,8 +204,8 @@ const (
 // (its terminal event read), so that the connection goes back to the transport's pool. An
 // HTTP/1 body closed before its end closes its connection, and the chunked stream's last
 // bytes (the zero-length chunk) usually come in a write of their own after the terminal
-// event: closed at once, a turn in five opened a new connection to the upstream in a c=1
-// run, with a dial and two goroutines of the transport's each time. The drain reads at most
+// event: closed at once, many turns opened a new connection to the upstream, with a dial
+// and two goroutines of the transport's each time. The drain reads at most
 // drainLimit bytes and waits at most drainWait (a closing body stops the read), so an
 // upstream that keeps talking after its terminal event costs a turn no more than that.
 func release(body io.ReadCloser, complete bool) {
@@ -221,7 +221,7 @@ func release(body io.ReadCloser, complete bool) {
 // it is a 2xx event stream; any other answer becomes its *Error (the body closed). The
 // request's body is let go of once sent, and the response's headers once read: the body
 // streams for the whole turn, and a provider answers with a dozen headers or more (rate
-// limits, tracing, cookies: 1-2 KiB) that nothing reads after this.
+// limits, tracing, cookies) that nothing reads after this.
 func openStream(rt http.RoundTripper, out *outgoing) (io.ReadCloser, string, error) {
 	resp, err := rt.RoundTrip(out.req)
 	out.body.release()

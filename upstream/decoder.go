@@ -34,9 +34,9 @@ const (
 )
 
 // initialLineBytes is the line buffer a stream starts with. Deltas are a few hundred bytes;
-// the buffer doubles for a longer line (the terminal event), so a waiting stream holds 512
-// bytes instead of 64 KiB (which was half of what a generation held) or the 4 KiB it
-// started with later. Reads stay large: the transport's own 4 KiB buffer is in front of it.
+// the buffer doubles for a longer line (the terminal event), so a waiting stream holds a
+// small buffer instead of bufio's default, which was a large share of what a waiting
+// generation held. Reads stay large: the transport's own buffer is in front of it.
 const initialLineBytes = 512
 
 // errEventTooLarge reports an event whose data lines together exceed maxEventBytes.

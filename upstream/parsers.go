@@ -9,8 +9,8 @@ import (
 // parserPool lends fastjson parsers to streams for one frame at a time. A parser keeps
 // the values of the last frame it parsed and grows to the largest it has seen, so a
 // stream that owned one allocated it anew every turn and grew it over its first frames
-// and again for the terminal event, which repeats the whole reply: 41 KB of a turn's
-// allocations in a c=16 sweep's profile, a seventh of them all. Lent per frame, a parser
+// and again for the terminal event, which repeats the whole reply: a large share of a
+// turn's allocations. Lent per frame, a parser
 // that has already grown serves the next stream too, and a stream waiting on the upstream
 // holds none.
 //

@@ -15,9 +15,10 @@ import (
 // keeping nothing while it waits.
 //
 // The transport reads a response through a 1 KiB buffer (NewTransport says why it is
-// small), one system call a kilobyte: a fast upstream's reply of 30–40 KiB took as many
-// reads, 7–10% of a replica's CPU samples on a machine whose system calls are dear
-// (docs/performance.md). A read that fills the caller's buffer says more is waiting, so the
+// small), one system call a kilobyte: a fast upstream's reply took dozens of reads, a
+// visible share of a replica's CPU on machines whose system calls are dear, and measured
+// with loadbench the read-ahead saves SQLite's replica more than a tenth of its CPU per
+// turn (docs/performance.md). A read that fills the caller's buffer says more is waiting, so the
 // connection then reads once more, without waiting, into a buffer from a pool, and serves
 // the next reads from it; the buffer goes back to the pool as soon as it is read out.
 // A read that does not fill the caller's buffer (a paced model's frame of a few hundred

@@ -172,7 +172,7 @@ func secretsIn(body []byte) []string {
 
 // holdsSecrets reports whether body may hold a value redactBody would replace. It parses
 // with fastjson, which builds no Go maps: a turn's request body (its instructions are
-// kilobytes) took encoding/json 60 µs to decode into an any, for nothing on the usual
+// kilobytes) cost encoding/json a full decode into an any, for nothing on the usual
 // request. It sees every string collectSecrets would (duplicate keys included, which a Go
 // map would keep one of), so false is safe; a body fastjson cannot parse says true and goes
 // the careful way.

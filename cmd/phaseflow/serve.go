@@ -21,7 +21,6 @@ import (
 	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
-	"github.com/phaseflow/phaseflow/internal/gcspacing"
 	"github.com/phaseflow/phaseflow/jsonskill"
 	"github.com/phaseflow/phaseflow/jsonskill/jobs"
 	"github.com/phaseflow/phaseflow/mcpcontext"
@@ -71,7 +70,6 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		return err
 	}
 	defer stopDebug()
-	defer gcspacing.Start(cfg.GCSpacingHeap, cfg.GCSpacing).Stop()
 	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err

@@ -30,6 +30,24 @@ func (g *Group) Go(f func()) bool {
 	return true
 }
 
+// Enter counts the caller as one of the group's members, as if it were a goroutine the
+// group started, so Wait waits for it too; it reports false, counting nothing, once the
+// group is closed. A caller that may start goroutines through the group on behalf of a
+// request enters first, so the group cannot be waited out between its check and its start.
+// Leave ends the membership.
+func (g *Group) Enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
+}
+
+// Leave ends a membership Enter began.
+func (g *Group) Leave() { g.wg.Done() }
+
 // Close refuses every later start. Goroutines already started go on; Wait waits for them.
 func (g *Group) Close() {
 	g.mu.Lock()

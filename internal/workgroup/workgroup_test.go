@@ -37,3 +37,25 @@ func TestNestedStarts(t *testing.T) {
 	g.Close()
 	g.Wait()
 }
+
+// A member holds the group open: a goroutine it starts is waited for, even when the wait
+// began before the start.
+func TestEnterHoldsTheWait(t *testing.T) {
+	var g Group
+	if !g.Enter() {
+		t.Fatal("Enter refused on an open group")
+	}
+	waited := make(chan struct{})
+	go func() { g.Wait(); close(waited) }()
+	var ran atomic.Bool
+	g.Go(func() { ran.Store(true) })
+	g.Leave()
+	<-waited
+	if !ran.Load() {
+		t.Fatal("Wait returned before the member's goroutine ran")
+	}
+	g.Close()
+	if g.Enter() {
+		t.Fatal("Enter taken after Close")
+	}
+}

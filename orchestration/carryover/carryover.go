@@ -126,7 +126,7 @@ func Exchanges(msgs []Message, labels Labels, n, max int) string {
 	lines := make([]string, 0, len(msgs))
 	for _, m := range msgs {
 		text, label := m.Content, labels.User
-		if m.Role == "assistant" {
+		if m.Role == store.RoleAssistant {
 			text, label = finalOf(text), labels.Assistant
 		}
 		lines = append(lines, fill(label, map[string]string{"text": cut(strings.Join(strings.Fields(text), " "), max)}))

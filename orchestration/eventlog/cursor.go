@@ -87,7 +87,7 @@ func (c *Cursor) next(ctx context.Context, wake func()) ([]store.Event, <-chan s
 			return c.next(ctx, wake)
 		}
 	}
-	wait := c.log.waker.wait(c.messageID, c.log.opts.PollInterval, wake, &c.armedDB)
+	wait := c.log.waker.wait(c.messageID, c.log.tune.pollInterval, wake, &c.armedDB)
 	c.watch(ctx)
 	evs, err := c.log.store.ListEvents(ctx, c.messageID, c.pos, pageSize)
 	if err != nil {

@@ -36,53 +36,53 @@ var (
 	ErrRefused = errors.New("eventlog: the store refused the message's finish")
 )
 
-// Options tune the log. The zero value gives the defaults.
+// Options are what the log's user sets. Its bounds and waits are its own (tuning).
 type Options struct {
-	// MaxBatch caps the events of one commit (default 512).
-	MaxBatch int
-	// MaxPending bounds the uncommitted events one message may hold (default 1024): past
-	// it the producer waits for the database. A terminal event is always accepted, so a
-	// turn can always end.
-	MaxPending int
-	// PollInterval is how often a cursor over a message that is not produced here re-reads
-	// the database while waiting (default 250ms); notifications wake it earlier.
-	PollInterval time.Duration
-	// RetryMin and RetryMax bound the backoff between commit attempts while the database
-	// fails (default 50ms and 2s).
-	RetryMin, RetryMax time.Duration
-	// CommitTimeout bounds one commit attempt (default 10s).
-	CommitTimeout time.Duration
-	// Linger is how long an event appended with [Writer.AppendLater] may wait for the next
-	// one before it is committed alone (default 5ms).
-	Linger time.Duration
-	// TraceLinger is how long traces handed over with [Writer.Record] may wait for an event
-	// to ride with before they are written alone (default 5ms), on a timer of their own so
-	// that no lingering status waits for it. A turn records its request after its first
-	// delta: a reply that arrives at once carries the trace with its next delta, and a
-	// paced one writes it alone between its first two frames. Waiting 100 ms, so that the
-	// second delta of a paced reply carried it, put the request's kilobytes (tens with a
-	// long history) on that frame's commit: loadbench's gap phase, two alternated pairs,
-	// SQLite's added p99 pooled over rounds −102, 95 µs at 5 ms and 174, 204 at 100 ms.
-	TraceLinger time.Duration
-	// NudgeWait bounds how long [Writer.Nudge] holds the producer for its commit (default
-	// 5ms: a few commits' time on a loaded database).
-	NudgeWait time.Duration
 	// Observe, when set, is called after every commit attempt with the batch size, the
 	// time it took and its error (metrics).
 	Observe func(events int, took time.Duration, err error)
 }
 
-func (o Options) withDefaults() Options {
-	o.MaxBatch = cmpOr(o.MaxBatch, 512)
-	o.MaxPending = cmpOr(o.MaxPending, 1024)
-	o.PollInterval = cmpOr(o.PollInterval, 250*time.Millisecond)
-	o.RetryMin = cmpOr(o.RetryMin, 50*time.Millisecond)
-	o.RetryMax = cmpOr(o.RetryMax, 2*time.Second)
-	o.CommitTimeout = cmpOr(o.CommitTimeout, 10*time.Second)
-	o.Linger = cmpOr(o.Linger, 5*time.Millisecond)
-	o.TraceLinger = cmpOr(o.TraceLinger, 5*time.Millisecond)
-	o.NudgeWait = cmpOr(o.NudgeWait, 5*time.Millisecond)
-	return o
+// tuning holds the log's bounds and waits; the zero value of a field means its default,
+// and tests shorten them.
+type tuning struct {
+	// maxBatch caps the events of one commit.
+	maxBatch int
+	// maxPending bounds the uncommitted events one message may hold: past it the
+	// producer waits for the database. A terminal event is always accepted, so a turn can
+	// always end.
+	maxPending int
+	// pollInterval is how often a cursor over a message that is not produced here re-reads
+	// the database while waiting; notifications wake it earlier.
+	pollInterval time.Duration
+	// retryMin and retryMax bound the backoff between commit attempts while the database
+	// fails.
+	retryMin, retryMax time.Duration
+	// commitTimeout bounds one commit attempt.
+	commitTimeout time.Duration
+	// traceWait is how long traces may wait for an event to ride with before they are
+	// written alone, so a paced reply writes its request between two frames rather than
+	// on one frame's commit.
+	traceWait time.Duration
+	// nudgeWait bounds how long a delta a client waits on holds its producer for its
+	// commit (Writer.nudge): a few commits' time on a loaded database.
+	nudgeWait time.Duration
+	// pause is the silence after which a delta counts as paced by the model, and is
+	// nudged like an attempt's first.
+	pause time.Duration
+}
+
+func (t tuning) withDefaults() tuning {
+	t.maxBatch = cmpOr(t.maxBatch, 512)
+	t.maxPending = cmpOr(t.maxPending, 1024)
+	t.pollInterval = cmpOr(t.pollInterval, 250*time.Millisecond)
+	t.retryMin = cmpOr(t.retryMin, 50*time.Millisecond)
+	t.retryMax = cmpOr(t.retryMax, 2*time.Second)
+	t.commitTimeout = cmpOr(t.commitTimeout, 10*time.Second)
+	t.traceWait = cmpOr(t.traceWait, 5*time.Millisecond)
+	t.nudgeWait = cmpOr(t.nudgeWait, 5*time.Millisecond)
+	t.pause = cmpOr(t.pause, 5*time.Millisecond)
+	return t
 }
 
 func cmpOr[T int | time.Duration](v, def T) T {
@@ -98,6 +98,7 @@ type Log struct {
 	owner  string
 	logger *slog.Logger
 	opts   Options
+	tune   tuning
 	waker  *waker
 
 	mu     sync.Mutex
@@ -115,8 +116,13 @@ type Log struct {
 
 // New starts the log's committer for the replica owner; [Log.Close] stops it.
 func New(st Store, owner string, logger *slog.Logger, opts Options) *Log {
+	return newLog(st, owner, logger, opts, tuning{})
+}
+
+// newLog is New with the given tuning.
+func newLog(st Store, owner string, logger *slog.Logger, opts Options, tune tuning) *Log {
 	l := &Log{
-		store: st, owner: owner, logger: logger, opts: opts.withDefaults(), waker: newWaker(),
+		store: st, owner: owner, logger: logger, opts: opts, tune: tune.withDefaults(), waker: newWaker(),
 		live: make(map[string]*stream),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), abandon: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -134,6 +140,11 @@ type Opening struct {
 	// OnLost is called once, from the committer, when the message turns out to be owned by
 	// another replica or its events cannot be written: the producer must stop.
 	OnLost func()
+	// Unwritten says Committed are not in the database yet: whoever opens the log is
+	// writing them (a turn's begin, whose rows carry its first events). The message's events
+	// are numbered after them and held, unseen and uncommitted, until [Writer.Begun] says
+	// how that write ended.
+	Unwritten bool
 }
 
 // Open registers messageID as produced here and returns its single writer. Open before
@@ -170,7 +181,7 @@ func (l *Log) forget(s *stream) {
 }
 
 // markDirty queues s for the committer and wakes it. It is called only by whoever set
-// s.queued (an append, a linger timer, Close), so s is in the dirty list at most once and
+// s.queued (an append, a trace timer, Close), so s is in the dirty list at most once and
 // the appends in between cost no shared lock.
 func (l *Log) markDirty(s *stream) {
 	l.mu.Lock()
@@ -182,21 +193,20 @@ func (l *Log) markDirty(s *stream) {
 	}
 }
 
-// waitOver ends a wait of s's that a timer ran out (waiting is s.lingering or
-// s.tracesWait, guarded by s.mu): what still waits in it is queued for the committer,
-// traces alone if no event came.
-func (l *Log) waitOver(s *stream, waiting *bool) {
+// tracesWaited ends the wait of s's traces for an event to ride with: they are queued for
+// the committer, alone if no event came.
+func (l *Log) tracesWaited(s *stream) {
 	s.mu.Lock()
-	*waiting = false
+	s.tracesWait = false
 	s.mu.Unlock()
 	l.queue(s)
 }
 
 // queue queues s for the committer when it holds events or traces the committer has not
-// taken and is not queued yet (they linger).
+// taken, is not queued yet and is not held (Opening.Unwritten).
 func (l *Log) queue(s *stream) {
 	s.mu.Lock()
-	queue := !s.queued && !s.lost && s.pending()
+	queue := !s.queued && !s.lost && !s.held && s.pending()
 	s.queued = s.queued || queue
 	s.mu.Unlock()
 	if queue {
@@ -236,8 +246,8 @@ func (l *Log) Close(ctx context.Context) error {
 		live = append(live, s)
 	}
 	l.mu.Unlock()
-	for _, s := range live { // what still lingers is drained with the rest
-		l.waitOver(s, &s.lingering) // queues its waiting traces too
+	for _, s := range live { // traces still waiting for an event are drained with the rest
+		l.queue(s)
 	}
 	close(l.stop)
 	select {

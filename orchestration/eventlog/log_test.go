@@ -335,14 +335,14 @@ func TestGroupCommit(t *testing.T) {
 
 // A producer whose input is already buffered never blocks, so on one thread the commit loop
 // would run only once it had appended everything: the first delta would reach clients with
-// the last. Nudge holds the producer until the first event is committed, on its own. Its
-// bound is long here: a commit on a loaded CI machine under -race took longer than the
-// default 5ms, and the bound itself is TestNudgeDoesNotWaitOutAnOutage's.
+// the last. The writer holds the producer until the first delta is committed, on its own.
+// The bound is long here: a commit on a loaded CI machine under -race took longer than the
+// default, and the bound itself is TestNudgeDoesNotWaitOutAnOutage's.
 func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{NudgeWait: 10 * time.Second})
+		l := newLog(g, owner, quiet(), Options{}, tuning{nudgeWait: 10 * time.Second, pause: time.Hour})
 		defer closeLog(t, l)
 		ctx := context.Background()
 		// A first message brings the commit loop to where a running server has it: idle.
@@ -355,37 +355,61 @@ func TestNudgeCommitsTheFirstEventWithoutWaitingForTheRest(t *testing.T) {
 			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
 				t.Fatal(err)
 			}
-			if i == 1 {
-				w.Nudge(ctx)
-			}
 		}
 		if err := w.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if n := g.first.Load(); n != 1 {
-			t.Fatalf("the first commit held %d events, want the nudged first one alone", n)
+			t.Fatalf("the first commit held %d events, want the first delta alone", n)
 		}
 	})
 }
 
-// Nudge waits for a commit only briefly: with the database down, the producer goes on
-// reading its upstream (its appends wait for room as always).
+// A delta that comes after a pause (a reply the model paces) is committed before its
+// append returns, like an attempt's first; deltas that come at once are not waited for.
+func TestPacedDeltaIsCommittedBeforeTheProducerGoesOn(t *testing.T) {
+	st := storetest.SQLite(t)
+	l := newLog(st, owner, quiet(), Options{}, tuning{nudgeWait: 10 * time.Second, pause: 20 * time.Millisecond})
+	defer closeLog(t, l)
+	w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
+	ctx := context.Background()
+	committed := func() int {
+		w.s.mu.Lock()
+		defer w.s.mu.Unlock()
+		return w.s.committed
+	}
+	for i, pause := range []time.Duration{0, 0, 50 * time.Millisecond} {
+		time.Sleep(pause)
+		if _, err := w.Append(ctx, events.ContentDelta, delta(i+1)); err != nil {
+			t.Fatal(err)
+		}
+		if i != 1 && committed() != i+1 {
+			t.Fatalf("delta %d (after %v) returned with %d events committed, want it committed", i+1, pause, committed())
+		}
+	}
+}
+
+// The wait for a commit is brief: with the database down, the producer goes on reading
+// its upstream (its appends wait for room as always).
 func TestNudgeDoesNotWaitOutAnOutage(t *testing.T) {
 	st := storetest.SQLite(t)
 	g := newGated(st)
-	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	l := newLog(g, owner, quiet(), Options{}, tuning{retryMin: 5 * time.Millisecond, retryMax: 20 * time.Millisecond})
 	defer closeLog(t, l)
 	w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
 	g.down.Store(true)
-	if _, err := w.Append(context.Background(), events.ContentDelta, delta(1)); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); w.Nudge(context.Background()) }()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Append(context.Background(), events.ContentDelta, delta(1))
+		done <- err
+	}()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Nudge waited for a database that is down")
+		t.Fatal("the first delta waited for a database that is down")
 	}
 	g.down.Store(false)
 	if err := w.Wait(context.Background()); err != nil {
@@ -393,10 +417,83 @@ func TestNudgeDoesNotWaitOutAnOutage(t *testing.T) {
 	}
 }
 
+// An opening whose first events are still being written holds what the producer appends:
+// nothing is committed or seen until Begun says the begin committed, and then it all goes,
+// in order after the first events. A begin that failed drops it all unseen and fails the
+// producer.
+func TestUnwrittenOpeningHoldsEventsUntilBegun(t *testing.T) {
+	first := func(id string) store.Event {
+		return store.Event{MessageID: id, Seq: 1, Name: events.Status, Data: store.JSON(`{"state":"queued"}`), CreatedAt: time.Now().UTC()}
+	}
+	ctx := context.Background()
+	appendThree := func(t *testing.T, w *Writer) {
+		t.Helper()
+		for i := 1; i <= 3; i++ {
+			if _, err := w.Append(ctx, events.ContentDelta, delta(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("begun", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		g := newGated(st)
+		l := newLog(g, owner, quiet(), Options{}, tuning{nudgeWait: time.Millisecond})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		ev := first(id)
+		w := mustOpen(t, l, id, Opening{LastSeq: 1, Committed: []store.Event{ev}, Unwritten: true})
+		appendThree(t, w)
+		time.Sleep(50 * time.Millisecond) // time for a commit, were any queued
+		if n := g.commits.Load(); n != 0 {
+			t.Fatalf("%d commits before the begin committed, want none", n)
+		}
+		if evs, _, _ := l.Follow(id, 0, 0).Next(ctx); len(evs) != 0 {
+			t.Fatalf("a follower saw %d events before the begin committed", len(evs))
+		}
+		if _, err := st.CommitEvents(ctx, owner, []store.Event{ev}); err != nil { // the begin's write
+			t.Fatal(err)
+		}
+		w.Begun(nil)
+		if err := w.Opened(ctx); err != nil {
+			t.Fatalf("Opened after Begun(nil) = %v", err)
+		}
+		if err := w.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		seqs, _ := follow(l, id, 0, 0, nil)
+		wantSeqs(t, seqs, 1, 4)
+	})
+	t.Run("not begun", func(t *testing.T) {
+		st := storetest.SQLite(t)
+		g := newGated(st)
+		l := newLog(g, owner, quiet(), Options{}, tuning{nudgeWait: time.Millisecond})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		w := mustOpen(t, l, id, Opening{LastSeq: 1, Committed: []store.Event{first(id)}, Unwritten: true})
+		appendThree(t, w)
+		w.Begun(errors.New("the session changed"))
+		if err := w.Opened(ctx); !errors.Is(err, ErrNotBegun) {
+			t.Fatalf("Opened = %v, want ErrNotBegun", err)
+		}
+		if _, err := w.Append(ctx, events.ContentDelta, delta(4)); !errors.Is(err, ErrNotBegun) {
+			t.Fatalf("append after a failed begin = %v, want ErrNotBegun", err)
+		}
+		if err := w.Wait(ctx); !errors.Is(err, ErrNotBegun) {
+			t.Fatalf("Wait = %v, want ErrNotBegun", err)
+		}
+		if evs, err := st.ListEvents(ctx, id, 0, 0); err != nil || len(evs) != 0 || g.commits.Load() != 0 {
+			t.Fatalf("the database holds %d events after %d commits (%v), want none", len(evs), g.commits.Load(), err)
+		}
+		if _, err := l.Open(id, Opening{}); err != nil {
+			t.Fatalf("the message cannot be opened again: %v", err)
+		}
+	})
+}
+
 func TestOutageKeepsEventsAndResumes(t *testing.T) {
 	st := storetest.SQLite(t)
 	g := newGated(st)
-	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, MaxPending: 50})
+	l := newLog(g, owner, quiet(), Options{}, tuning{retryMin: 5 * time.Millisecond, retryMax: 20 * time.Millisecond, maxPending: 50})
 	defer closeLog(t, l)
 	id := newMessage(t, st, ownLease())
 	w := mustOpen(t, l, id, Opening{})
@@ -480,7 +577,7 @@ func TestLostMessage(t *testing.T) {
 func TestCloseGivesUpOnADeadDatabase(t *testing.T) {
 	st := storetest.SQLite(t)
 	g := newGated(st)
-	l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 10 * time.Millisecond})
+	l := newLog(g, owner, quiet(), Options{}, tuning{retryMin: 5 * time.Millisecond, retryMax: 10 * time.Millisecond})
 	id := newMessage(t, st, ownLease())
 	g.down.Store(true)
 	w := mustOpen(t, l, id, Opening{})
@@ -577,80 +674,8 @@ func TestCommittedEventsSeedTheStream(t *testing.T) {
 	}
 }
 
-// A status appended with AppendLater costs no commit of its own when an event follows: it
-// is committed with it (the linger here is longer than any test, so nothing else could
-// have committed it), or by a nudge; alone, it is committed once the linger is over; and a
-// log that closes commits what still lingers, as it does everything appended.
-func TestLingeringEvents(t *testing.T) {
-	status := events.StatusData{State: events.StateRouted}
-	t.Run("committed with the next event", func(t *testing.T) {
-		st := storetest.SQLite(t)
-		g := newGated(st)
-		l := New(g, owner, quiet(), Options{Linger: time.Hour})
-		defer closeLog(t, l)
-		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
-		ctx := context.Background()
-		if _, err := w.AppendLater(ctx, events.Status, status, ""); err != nil {
-			t.Fatal(err)
-		}
-		// Time for a commit of the status alone, were it queued (it must not be).
-		time.Sleep(50 * time.Millisecond)
-		if _, err := w.Append(ctx, events.ContentDelta, delta(1)); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if n, first := g.commits.Load(), g.first.Load(); n != 1 || first != 2 {
-			t.Fatalf("%d commits, the first with %d events; want the status and the delta in one", n, first)
-		}
-	})
-	t.Run("committed by a nudge", func(t *testing.T) {
-		st := storetest.SQLite(t)
-		l := New(st, owner, quiet(), Options{Linger: time.Hour})
-		defer closeLog(t, l)
-		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
-		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
-			t.Fatal(err)
-		}
-		w.Nudge(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := w.Wait(ctx); err != nil {
-			t.Fatalf("a nudge left the lingering event waiting: %v", err)
-		}
-	})
-	t.Run("alone after the linger", func(t *testing.T) {
-		st := storetest.SQLite(t)
-		l := New(st, owner, quiet(), Options{Linger: 20 * time.Millisecond})
-		defer closeLog(t, l)
-		w := mustOpen(t, l, newMessage(t, st, ownLease()), Opening{})
-		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := w.Wait(ctx); err != nil {
-			t.Fatalf("a lingering event alone was never committed: %v", err)
-		}
-	})
-	t.Run("committed at close", func(t *testing.T) {
-		st := storetest.SQLite(t)
-		l := New(st, owner, quiet(), Options{Linger: time.Hour})
-		id := newMessage(t, st, ownLease())
-		w := mustOpen(t, l, id, Opening{})
-		if _, err := w.AppendLater(context.Background(), events.Status, status, ""); err != nil {
-			t.Fatal(err)
-		}
-		closeLog(t, l)
-		if evs, err := st.ListEvents(context.Background(), id, 0, 0); err != nil || len(evs) != 1 {
-			t.Fatalf("after close the log holds %d events (%v), want the lingering one", len(evs), err)
-		}
-	})
-}
-
 // TestRefusedFinish has the store refuse a message's finish (its settlement names another
-// user's strategy) in a batch with a delta before it: the producer learns it from Wait, the
+// user's strategy) in a batch with a delta before it: the producer learns it from Finish, the
 // delta is committed all the same, and the error event it appends instead takes the
 // refused event's place. No follower ever sees the refused completed event.
 func TestRefusedFinish(t *testing.T) {
@@ -696,15 +721,11 @@ func TestRefusedFinish(t *testing.T) {
 		if _, err := w.Append(ctx, events.ContentDelta, delta(2)); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Record([]store.Trace{trace(1)}); err != nil { // rides with delta 2 and the refused finish
+		if err := w.record([]store.Trace{trace(1)}); err != nil { // rides with delta 2 and the refused finish
 			t.Fatal(err)
 		}
-		done := &store.Message{Status: store.StatusCompleted, Content: "done",
-			Settlement: &store.Settlement{Session: sess, Strategy: &store.Strategy{ID: bobs.ID, UserID: "u", Name: "mine now"}}}
-		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 2}, done); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
+		go func() { // delta 1's commit goes on once the rest is appended (Finish waits)
+			time.Sleep(20 * time.Millisecond)
 			for {
 				select {
 				case gate <- struct{}{}:
@@ -713,8 +734,10 @@ func TestRefusedFinish(t *testing.T) {
 				}
 			}
 		}()
-		if err := w.Wait(ctx); !errors.Is(err, ErrRefused) {
-			t.Fatalf("Wait = %v, want ErrRefused", err)
+		done := &store.Message{Status: store.StatusCompleted, Content: "done",
+			Settlement: &store.Settlement{Session: sess, Strategy: &store.Strategy{ID: bobs.ID, UserID: "u", Name: "mine now"}}}
+		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 2}, done); !errors.Is(err, ErrRefused) {
+			t.Fatalf("Finish = %v, want ErrRefused", err)
 		}
 		seq, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInternalError}, &store.Message{Status: store.StatusFailed})
 		if err != nil || seq != 3 {
@@ -754,13 +777,13 @@ func trace(seq int) store.Trace {
 // TestRecordedTracesRideWithTheNextCommit: traces handed to the log are written with the
 // message's next commit, never with one that already happened (a turn records its request
 // once the first delta is committed, so the trace never delays it); through an outage they
-// are written once; after the terminal event the log takes none. Their linger is long
+// are written once; after the terminal event the log takes none. Their wait is long
 // here, so no trace is written alone (TestRecordedTracesWithNothingToRideWithAreWrittenAlone).
 func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, TraceLinger: time.Hour})
+		l := newLog(g, owner, quiet(), Options{}, tuning{retryMin: 5 * time.Millisecond, retryMax: 20 * time.Millisecond, traceWait: time.Hour})
 		defer closeLog(t, l)
 		id := newMessage(t, st, ownLease())
 		w := mustOpen(t, l, id, Opening{})
@@ -776,7 +799,7 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 		}
 
 		appendDelta(1)
-		if err := w.Record([]store.Trace{trace(1)}); err != nil {
+		if err := w.record([]store.Trace{trace(1)}); err != nil {
 			t.Fatal(err)
 		}
 		if n := stored(); n != 0 {
@@ -787,7 +810,7 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 			t.Fatalf("%d traces stored after the next commit, want 1", n)
 		}
 
-		if err := w.Record([]store.Trace{trace(2)}); err != nil {
+		if err := w.record([]store.Trace{trace(2)}); err != nil {
 			t.Fatal(err)
 		}
 		g.down.Store(true)
@@ -814,7 +837,7 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 3}, &store.Message{Status: store.StatusCompleted}); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Record([]store.Trace{trace(3)}); !errors.Is(err, ErrEnded) {
+		if err := w.record([]store.Trace{trace(3)}); !errors.Is(err, ErrEnded) {
 			t.Fatalf("Record after the terminal event = %v, want ErrEnded", err)
 		}
 	})
@@ -822,14 +845,14 @@ func TestRecordedTracesRideWithTheNextCommit(t *testing.T) {
 
 // TestRecordedTracesWithNothingToRideWithAreWrittenAlone: traces recorded after the last
 // event appended (a turn's request, recorded once its first delta is out, while a slow model
-// pauses) are written on their own once their linger is over, so a generation does not hold
+// pauses) are written on their own once their wait is over, so a generation does not hold
 // them; through an outage they are written once, and for a message another replica took
 // over they are dropped, not written.
 func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g := newGated(st)
-		l := New(g, owner, quiet(), Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, TraceLinger: 10 * time.Millisecond})
+		l := newLog(g, owner, quiet(), Options{}, tuning{retryMin: 5 * time.Millisecond, retryMax: 20 * time.Millisecond, traceWait: 10 * time.Millisecond})
 		defer closeLog(t, l)
 		id := newMessage(t, st, store.Lease{Owner: owner, TTL: 300 * time.Millisecond})
 		w := mustOpen(t, l, id, Opening{})
@@ -850,7 +873,7 @@ func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 		}
 		commits := g.commits.Load()
 
-		if err := w.Record([]store.Trace{trace(1)}); err != nil {
+		if err := w.record([]store.Trace{trace(1)}); err != nil {
 			t.Fatal(err)
 		}
 		waitStored(1)
@@ -860,7 +883,7 @@ func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 
 		g.down.Store(true)
 		tries := g.alone.Load()
-		if err := w.Record([]store.Trace{trace(2)}); err != nil {
+		if err := w.record([]store.Trace{trace(2)}); err != nil {
 			t.Fatal(err)
 		}
 		for g.alone.Load() < tries+3 { // a few failed tries
@@ -875,7 +898,7 @@ func TestRecordedTracesWithNothingToRideWithAreWrittenAlone(t *testing.T) {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		tries = g.alone.Load()
-		if err := w.Record([]store.Trace{trace(3)}); err != nil {
+		if err := w.record([]store.Trace{trace(3)}); err != nil {
 			t.Fatal(err)
 		}
 		for g.alone.Load() == tries {
@@ -928,9 +951,9 @@ func TestFollowingWithoutAGoroutine(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		l := New(st, owner, quiet(), Options{})
 		defer closeLog(t, l)
-		polling := New(st, "replica-2", quiet(), Options{PollInterval: 20 * time.Millisecond})
+		polling := newLog(st, "replica-2", quiet(), Options{}, tuning{pollInterval: 20 * time.Millisecond})
 		defer closeLog(t, polling)
-		notified := New(st, "replica-3", quiet(), Options{PollInterval: time.Hour})
+		notified := newLog(st, "replica-3", quiet(), Options{}, tuning{pollInterval: time.Hour})
 		defer closeLog(t, notified)
 		cases := []struct {
 			name     string
@@ -991,7 +1014,7 @@ func TestAWakeIsArmedOncePerChange(t *testing.T) {
 	st := storetest.SQLite(t)
 	l := New(st, owner, quiet(), Options{})
 	defer closeLog(t, l)
-	other := New(st, "replica-2", quiet(), Options{PollInterval: time.Hour})
+	other := newLog(st, "replica-2", quiet(), Options{}, tuning{pollInterval: time.Hour})
 	defer closeLog(t, other)
 	id := newMessage(t, st, ownLease())
 	w := mustOpen(t, l, id, Opening{})
@@ -1032,7 +1055,7 @@ func TestAFollowerElsewhereIsNotified(t *testing.T) {
 	}
 	l := New(st, owner, quiet(), Options{})
 	defer closeLog(t, l)
-	other := New(st, "replica-2", quiet(), Options{PollInterval: time.Hour})
+	other := newLog(st, "replica-2", quiet(), Options{}, tuning{pollInterval: time.Hour})
 	defer closeLog(t, other)
 	var heard sync.WaitGroup
 	var notified sync.Map // message id → true

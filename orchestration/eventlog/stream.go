@@ -20,8 +20,9 @@ type stream struct {
 	committed  int           // events[:committed] are in the database
 	taken      int           // events[:taken] are committed or in the committer's hands
 	queued     bool          // in the log's dirty list: the committer will take what is pending
-	lingering  bool          // a linger timer will queue the stream (see Writer.AppendLater)
-	tracesWait bool          // a timer will queue the stream's traces (see Writer.Record)
+	held       bool          // its first events are still being written (Opening.Unwritten): nothing goes on
+	notBegun   bool          // they never were (Writer.Begun): the message does not exist
+	tracesWait bool          // a timer will queue the stream's traces (see Writer.record)
 	changed    chan struct{} // closed when committed grows or the stream ends (cursors, waiting producers)
 	gen        uint64        // counts the changes: a cursor arms its wake once per change
 	wakes      []func()      // cursors' wakes (Cursor.NextFunc), called once at the next change
@@ -29,7 +30,7 @@ type stream struct {
 	done       bool          // nothing more will be committed here: terminal committed, or lost
 	lost       bool          // another replica owns the message, or its events could not be written
 	refused    bool          // the store refused the finish; cleared when the producer learns it (Wait)
-	traces     []store.Trace // handed over by Writer.Record, to ride with the next commit of events
+	traces     []store.Trace // handed over by Writer.record, to ride with the next commit of events
 	riding     []store.Trace // traces on the batch in the committer's hands
 }
 
@@ -37,7 +38,7 @@ func newStream(id string, o Opening) *stream {
 	s := &stream{
 		id: id, onLost: o.OnLost, base: o.LastSeq - int64(len(o.Committed)),
 		events: append([]store.Event(nil), o.Committed...), committed: len(o.Committed), taken: len(o.Committed),
-		changed: make(chan struct{}), gen: 1,
+		changed: make(chan struct{}), gen: 1, held: o.Unwritten,
 	}
 	if s.onLost == nil {
 		s.onLost = func() {}
@@ -71,7 +72,7 @@ func (s *stream) committedAfter(seq int64, wake func(), armed *uint64) ([]store.
 		*armed = s.gen
 	}
 	i := max(seq-s.base, 0)
-	if i >= int64(s.committed) {
+	if i >= int64(s.committed) || s.held {
 		return nil, s.changed, s.lost
 	}
 	return s.events[i:s.committed:s.committed], s.changed, s.lost
@@ -89,7 +90,7 @@ func (s *stream) change() []func() {
 }
 
 // take hands up to n pending events to the committer, appending them to batch, and
-// reports how many it took and whether more remain. Traces handed over (Writer.Record)
+// reports how many it took and whether more remain. Traces handed over (Writer.record)
 // ride on the first event taken; with none to take, they are returned alone, for a commit
 // of their own (store.RecordTraces).
 func (s *stream) take(n int, batch []store.Event) (_ []store.Event, k int, more bool, alone []store.Trace) {

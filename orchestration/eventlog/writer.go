@@ -2,91 +2,194 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
-// Writer appends the events of one message. It is not safe for concurrent use: a message has
-// exactly one producer, which is what makes positions gap-free without a database sequence.
+// ErrNotBegun is what appends and [Writer.Wait] return once [Writer.Begun] said the
+// message's first events were never written: nothing of the message exists.
+var ErrNotBegun = errors.New("eventlog: the message's begin did not commit")
+
+// Writer appends the events of one message. It is not safe for concurrent use (but for
+// Trace and Begun): a message has exactly one producer, which is what makes positions
+// gap-free without a database sequence.
 type Writer struct {
-	log *Log
-	s   *stream
+	log    *Log
+	s      *stream
+	traces traceBook
+	deltas int // content deltas appended: traces ride from the second on
+	// last is when the last event was appended and whether it was a delta: a delta after
+	// another event or after a pause is one a client waits on (nudge).
+	last      time.Time
+	lastDelta bool
+	// finished are the traces the last Finish carried: a finish the store refuses is
+	// followed by another, which carries them again.
+	finished []store.Trace
+}
+
+// Trace reports a request the message's turn sent upstream: attempt is the turn's attempt
+// and seq the request's number within it (a failover, a chat tool round add one). Its
+// redacted copy is written once the message's first content delta is committed (with the
+// next delta's commit, or alone soon after), never with that first delta, whose commit a
+// client waits on; what is left goes with the terminal event (traceBook). It may be called
+// from another goroutine than the writer's own.
+func (w *Writer) Trace(attempt, seq int, s upstream.Sent) { w.traces.add(attempt, seq, s) }
+
+// Begun ends an [Opening.Unwritten]: nil says the first events are committed, and the
+// events held meanwhile go on to the database; an error says they never will be, and the
+// message is given up (its events dropped unseen, later appends failing with
+// [ErrNotBegun]). It may be called from another goroutine than the writer's own, once.
+func (w *Writer) Begun(err error) {
+	s := w.s
+	s.mu.Lock()
+	if !s.held {
+		s.mu.Unlock()
+		return
+	}
+	s.held = false
+	if err != nil {
+		s.notBegun = true
+		s.mu.Unlock()
+		s.publish(0, true)
+		w.log.forget(s)
+		return
+	}
+	wakes := s.change() // cursors and Opened see the first events now
+	s.mu.Unlock()
+	callAll(wakes)
+	w.log.queue(s)
+}
+
+// Opened waits until the message's first events are committed (at once unless the
+// opening was [Opening.Unwritten]): nil, or [ErrNotBegun] when they never will be, or
+// ctx's error. A producer that writes anything of the message's outside the log waits
+// for it first.
+func (w *Writer) Opened(ctx context.Context) error {
+	s := w.s
+	for {
+		s.mu.Lock()
+		held, notBegun, changed := s.held, s.notBegun, s.changed
+		s.mu.Unlock()
+		switch {
+		case notBegun:
+			return fmt.Errorf("open %s: %w", s.id, ErrNotBegun)
+		case !held:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("open %s: %w", s.id, ctx.Err())
+		}
+	}
 }
 
 // Append adds an event with the given name and payload and returns its position. Clients
 // see it once it is committed, usually within one database round trip. It blocks only while
-// the message holds [Options.MaxPending] uncommitted events (the database is down or far
-// behind), until ctx ends.
+// the message holds too many uncommitted events (the database is down or far behind),
+// until ctx ends.
 func (w *Writer) Append(ctx context.Context, name string, data any) (int64, error) {
-	return w.append(ctx, store.Event{Name: name}, data, false)
+	return w.append(ctx, store.Event{Name: name}, data)
 }
 
-// AppendLater is [Writer.Append] for an event that may wait up to [Options.Linger] for
-// company: it is committed with the next event appended with Append, Finish or Nudge, or
-// alone once the linger is over. Progress events (a status) that the next event usually
-// follows within a millisecond or two then cost no commit of their own, and the first
-// delta does not queue behind their commits; nobody notices a status a few milliseconds
-// late. A non-empty status moves the message to it in the same commit (the working event
-// moves it to streaming).
-func (w *Writer) AppendLater(ctx context.Context, name string, data any, status string) (int64, error) {
-	return w.append(ctx, store.Event{Name: name, Status: status}, data, true)
+// AppendWithStatus is [Writer.Append] for an event that also moves the message row to
+// status, in the same commit (status working moves it to streaming).
+func (w *Writer) AppendWithStatus(ctx context.Context, name string, data any, status string) (int64, error) {
+	return w.append(ctx, store.Event{Name: name, Status: status}, data)
 }
 
 // Finish appends the terminal event with the message's outcome (result.Status must be
 // terminal; see store.Event.Finish): the message row is finished in the same commit that
-// makes the event visible. It never waits for room, so a turn can always end.
+// makes the event visible. It never waits for room, so a turn can always end. A finish the
+// store may refuse (its settlement records a strategy, which must be the user's) waits for
+// its commit, while ctx lives, and returns [ErrRefused] when it was refused: the event was
+// dropped unseen and the producer ends the message with another.
 func (w *Writer) Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error) {
-	return w.append(ctx, store.Event{Name: name, Finish: result}, data, false)
+	w.finished = append(w.finished, w.traces.all()...)
+	if len(w.finished) > 0 {
+		if result.Records == nil {
+			result.Records = &store.TurnRecords{}
+		}
+		result.Records.Traces = append(result.Records.Traces, w.finished...)
+	}
+	seq, err := w.append(ctx, store.Event{Name: name, Finish: result}, data)
+	if err != nil || !mayBeRefused(result) {
+		return seq, err
+	}
+	if err := w.Wait(ctx); errors.Is(err, ErrRefused) {
+		return 0, err
+	}
+	return seq, nil // lost, or no longer waited for: nothing else to do
 }
 
-func (w *Writer) append(ctx context.Context, ev store.Event, data any, later bool) (int64, error) {
+// mayBeRefused reports a finish the store may refuse: one whose settlement records a
+// strategy (store.Unwritten).
+func mayBeRefused(result *store.Message) bool {
+	return result.Settlement != nil && result.Settlement.Strategy != nil
+}
+
+func (w *Writer) append(ctx context.Context, ev store.Event, data any) (int64, error) {
+	delta := ev.Name == events.ContentDelta
+	if delta {
+		if w.deltas++; w.deltas > 1 {
+			w.handOverTraces()
+		}
+	}
 	payload, err := encode(data)
 	if err != nil {
 		return 0, err
 	}
-	ev.MessageID, ev.Data, ev.CreatedAt = w.s.id, payload, time.Now().UTC()
-	seq, next, err := w.add(ctx, ev, later)
+	now := time.Now()
+	awaited := delta && (!w.lastDelta || now.Sub(w.last) >= w.log.tune.pause)
+	w.last, w.lastDelta = now, delta
+	ev.MessageID, ev.Data, ev.CreatedAt = w.s.id, payload, now.UTC()
+	seq, queue, err := w.add(ctx, ev)
 	if err != nil {
 		return 0, err
 	}
-	switch next {
-	case queueNow:
+	if queue {
 		w.log.markDirty(w.s)
-	case queueAfterLinger:
-		// The timer's goroutine only queues the stream (a lock and a non-blocking send) and
-		// is gone; after Close it finds nobody to commit for, and Close drained what lingered.
-		time.AfterFunc(w.log.opts.Linger, func() { w.log.waitOver(w.s, &w.s.lingering) })
+	}
+	if awaited {
+		if w.nudge(ctx) && w.deltas == 1 {
+			w.handOverTraces() // the first delta is out: the request need not wait for the next
+		}
+		w.last = time.Now() // a pause is the producer's input's, not this wait
 	}
 	return seq, nil
 }
 
-// queueing is what an append leaves to do about the committer.
-type queueing int
-
-const (
-	queueDone        queueing = iota // the stream is queued, or a linger timer will queue it
-	queueNow                         // queue the stream: it was not
-	queueAfterLinger                 // start the linger timer that queues the stream
-)
+// handOverTraces hands the traces whose redaction is over to the log (record): with a
+// delta's commit, or alone soon after. A lost message needs no traces, and after the
+// terminal event the finish took them.
+func (w *Writer) handOverTraces() {
+	if traces := w.traces.ready(); len(traces) > 0 {
+		_ = w.record(traces) // its only errors are ErrLost and ErrEnded: see above
+	}
+}
 
 // add puts ev into the stream once there is room for it, and says whether the stream must
-// now be queued for the committer (it was not, and ev should not wait) or a linger timer
-// started (ev may wait, the stream is not queued and no timer runs).
-func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, queueing, error) {
+// now be queued for the committer (it was not queued, nor is it held).
+func (w *Writer) add(ctx context.Context, ev store.Event) (int64, bool, error) {
 	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
 		switch {
+		case s.notBegun:
+			return 0, false, fmt.Errorf("append to %s: %w", s.id, ErrNotBegun)
 		case s.lost:
-			return 0, queueDone, fmt.Errorf("append to %s: %w", s.id, ErrLost)
+			return 0, false, fmt.Errorf("append to %s: %w", s.id, ErrLost)
 		case s.terminal:
-			return 0, queueDone, fmt.Errorf("append to %s: %w", s.id, ErrEnded)
+			return 0, false, fmt.Errorf("append to %s: %w", s.id, ErrEnded)
 		}
-		if isTerminal(ev) || len(s.events)-s.committed < w.log.opts.MaxPending {
+		if isTerminal(ev) || len(s.events)-s.committed < w.log.tune.maxPending {
 			break
 		}
 		changed := s.changed // closed by the next commit
@@ -96,35 +199,25 @@ func (w *Writer) add(ctx context.Context, ev store.Event, later bool) (int64, qu
 			s.mu.Lock()
 		case <-ctx.Done():
 			s.mu.Lock()
-			return 0, queueDone, fmt.Errorf("append to %s: waiting for the database: %w", s.id, ctx.Err())
+			return 0, false, fmt.Errorf("append to %s: waiting for the database: %w", s.id, ctx.Err())
 		}
 	}
 	ev.Seq = s.last() + 1
 	s.events = append(s.events, ev)
 	s.terminal = isTerminal(ev)
-	switch {
-	case s.queued:
-		return ev.Seq, queueDone, nil
-	case later && s.lingering:
-		return ev.Seq, queueDone, nil
-	case later:
-		s.lingering = true
-		return ev.Seq, queueAfterLinger, nil
+	if s.queued || s.held {
+		return ev.Seq, false, nil
 	}
 	s.queued = true
-	return ev.Seq, queueNow, nil
+	return ev.Seq, true, nil
 }
 
-// Record hands over traces of the message's upstream requests: they are written with the
+// record hands over traces of the message's upstream requests: they are written with the
 // next commit that takes any of its events (one appended already, or one appended within
-// [Options.TraceLinger]), under the same fence, or else on their own once that is over
-// (store.RecordTraces). A turn records its request once its reply's first delta has
-// reached clients: that commit, which the client waits on, then does not write the
-// request's kilobytes too, and the turn does not keep them, with the prompt in their
-// bodies, until its terminal event while a slow model thinks. It never waits; after a
-// terminal event it is [ErrEnded] (the finish records what is left), and [ErrLost] once
-// the message is lost.
-func (w *Writer) Record(traces []store.Trace) error {
+// tuning.traceWait), under the same fence, or else on their own once that is over
+// (store.RecordTraces). It never waits; after a terminal event it is [ErrEnded] (the
+// finish records what is left), and [ErrLost] once the message is lost.
+func (w *Writer) record(traces []store.Trace) error {
 	s := w.s
 	s.mu.Lock()
 	switch {
@@ -139,59 +232,53 @@ func (w *Writer) Record(traces []store.Trace) error {
 	wait := !s.queued && !s.tracesWait
 	s.tracesWait = s.tracesWait || wait
 	s.mu.Unlock()
-	if wait { // like a linger's timer: after Close it finds nobody to commit for
-		time.AfterFunc(w.log.opts.TraceLinger, func() { w.log.waitOver(s, &s.tracesWait) })
+	if wait { // the timer only queues the stream; after Close it finds nobody to commit for
+		time.AfterFunc(w.log.tune.traceWait, func() { w.log.tracesWaited(s) })
 	}
 	return nil
 }
 
-// Nudge commits what was appended now and holds the producer until it is committed, for
-// at most Options.NudgeWait, then yields once. It is for the one event a client is waiting on
-// (an attempt's first delta). A producer parsing a reply whose bytes are already buffered
-// never blocks on its own, and on a busy or single-thread scheduler nothing else would run
-// until the whole reply was parsed: not the commit loop, not the commit's answer from the
-// database (a network wake-up is only picked up when the scheduler runs out of work), and
-// not the client's stream that delivers the event. Measured at GOMAXPROCS=1 with
-// PostgreSQL, the first delta reached clients with the last. Waiting on the commit lets all
-// three run; the bound keeps a slow or unreachable database from stalling the upstream read
-// for longer than a client would notice, and the rest of a reply batches as before.
-func (w *Writer) Nudge(ctx context.Context) {
+// nudge holds the producer until what was appended is committed, for at most
+// tuning.nudgeWait, then yields once, so the committer and the client's stream run before
+// the producer goes on (see the package doc). It reports whether it was committed.
+func (w *Writer) nudge(ctx context.Context) bool {
 	s := w.s
-	w.log.queue(s) // what lingers before the event goes with it
 	s.mu.Lock()
 	target := len(s.events)
 	s.mu.Unlock()
-	timer := time.NewTimer(w.log.opts.NudgeWait)
+	timer := time.NewTimer(w.log.tune.nudgeWait)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		done, changed := s.committed >= target || s.lost, s.changed
+		committed, lost, changed := s.committed >= target, s.lost, s.changed
 		s.mu.Unlock()
-		if done {
+		if committed || lost {
 			runtime.Gosched() // the client's stream, woken by the same commit, writes the event
-			return
+			return committed && !lost
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
 }
 
 // Wait blocks until every event appended so far is committed (nil), the message is lost
-// ([ErrLost]), its finish was refused ([ErrRefused], once: the writer may then Finish
-// again) or ctx ends.
+// ([ErrLost], or [ErrNotBegun]), its finish was refused ([ErrRefused], once: the writer
+// may then Finish again) or ctx ends.
 func (w *Writer) Wait(ctx context.Context) error {
 	s := w.s
 	for {
 		s.mu.Lock()
-		done, lost, refused, changed := s.committed == len(s.events), s.lost, s.refused, s.changed
+		done, lost, notBegun, refused, changed := s.committed == len(s.events) && !s.held, s.lost, s.notBegun, s.refused, s.changed
 		s.refused = false
 		s.mu.Unlock()
 		switch {
+		case notBegun:
+			return fmt.Errorf("wait for %s: %w", s.id, ErrNotBegun)
 		case lost:
 			return fmt.Errorf("wait for %s: %w", s.id, ErrLost)
 		case refused:

@@ -4,22 +4,18 @@ import (
 	"context"
 
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
-// Appender is a message's event log as a turn writes it (eventlog.Writer): plain events,
-// events that may wait a few milliseconds to be committed with the next one (statuses,
-// one of which moves the message's status), and the terminal event with the message's
-// outcome; Nudge commits what was appended now rather than with the next batch, and lets
-// it reach clients before the producer goes on; Wait waits until what was appended is
-// committed, and says whether the store refused the finish (eventlog.ErrRefused); Record
-// hands over traces of upstream requests, written with the next commit.
+// Appender is a message's event log as a turn writes it (eventlog.Writer): events, one
+// of which moves the message row's status, and the terminal event with the message's
+// outcome (an error when the store refused it: eventlog.ErrRefused); Trace reports a
+// request sent upstream, for the message's records.
 type Appender interface {
 	Append(ctx context.Context, name string, data any) (int64, error)
-	AppendLater(ctx context.Context, name string, data any, status string) (int64, error)
+	AppendWithStatus(ctx context.Context, name string, data any, status string) (int64, error)
 	Finish(ctx context.Context, name string, data any, result *store.Message) (int64, error)
-	Nudge(ctx context.Context)
-	Wait(ctx context.Context) error
-	Record(traces []store.Trace) error
+	Trace(attempt, seq int, s upstream.Sent)
 }
 
 // Emitter writes one turn's events: it stamps every payload with the message and request
@@ -38,9 +34,8 @@ type Emitter struct {
 	w       Appender
 	base    Base
 	route   Route
-	seq     int  // content deltas of the message so far, every attempt included
-	attempt int  // 1 for the first attempt; deltas carry it from the second on
-	started bool // the current attempt has sent a delta
+	seq     int // content deltas of the message so far, every attempt included
+	attempt int // 1 for the first attempt; deltas carry it from the second on
 }
 
 // NewEmitter returns the emitter of the message base names, starting on route (the
@@ -52,19 +47,17 @@ func NewEmitter(w Appender, base Base, route Route) *Emitter {
 // Route is where the turn was answered: the routed endpoint, or the primary.
 func (e *Emitter) Route() Route { return e.route }
 
-// Status emits a status event. A status is progress news: it lingers to be committed with
-// whatever follows (routed with the first delta, phase_changed with completed), alone only
-// when nothing does within a few milliseconds.
+// Status emits a status event.
 func (e *Emitter) Status(ctx context.Context, d StatusData) error {
 	d.Base = e.base
-	_, err := e.w.AppendLater(ctx, Status, &d, "")
+	_, err := e.w.Append(ctx, Status, &d)
 	return err
 }
 
 // Working emits status working, which moves the message to streaming in the same commit.
 func (e *Emitter) Working(ctx context.Context, phase string) error {
 	d := StatusData{Base: e.base, State: StateWorking, Phase: phase}
-	_, err := e.w.AppendLater(ctx, Status, &d, store.StatusStreaming)
+	_, err := e.w.AppendWithStatus(ctx, Status, &d, store.StatusStreaming)
 	return err
 }
 
@@ -95,19 +88,8 @@ func (e *Emitter) Delta(ctx context.Context, text string) error {
 		d.Attempt = e.attempt
 	}
 	_, err := e.w.Append(ctx, ContentDelta, &d)
-	if !e.started {
-		e.started = true
-		// The first text of an attempt is what the client waits on: commit and deliver it
-		// now, not together with the rest of a reply the upstream has already sent.
-		e.w.Nudge(ctx)
-	}
 	return err
 }
-
-// Deliver commits what was emitted and lets it reach clients before the caller goes on,
-// for a delta a client is waiting on that the caller would otherwise hold back with work
-// of its own (the last delta of a paced reply, before the reply is judged).
-func (e *Emitter) Deliver(ctx context.Context) { e.w.Nudge(ctx) }
 
 // ToolCall announces an MCP call starting or ending.
 func (e *Emitter) ToolCall(ctx context.Context, serverLabel, name, state string) error {
@@ -119,7 +101,7 @@ func (e *Emitter) ToolCall(ctx context.Context, serverLabel, name, state string)
 // new attempt's deltas go on from the next seq and carry its number.
 func (e *Emitter) Retrying(ctx context.Context, attempt int, reason string) error {
 	through := e.seq
-	e.attempt, e.started = attempt, false
+	e.attempt = attempt
 	return e.Status(ctx, StatusData{State: StateRetrying, Attempt: attempt, Reason: reason, DiscardThroughSeq: &through})
 }
 
@@ -128,24 +110,21 @@ func (e *Emitter) PhaseChanged(ctx context.Context, c PhaseChange) error {
 	return e.Status(ctx, StatusData{State: StatePhaseChanged, From: c.From, To: c.To, Reason: c.Reason})
 }
 
-// Completed emits the terminal completed event; it commits with the message's outcome.
-func (e *Emitter) Completed(ctx context.Context, d CompletedData, result *store.Message) error {
-	d.Base = e.base
-	_, err := e.w.Finish(ctx, Completed, &d, result)
+// End emits the terminal event, completed (data a *CompletedData) or error (an
+// *ErrorData), stamped with the message's ids; it commits with the message's outcome. Its
+// error is eventlog.ErrRefused when the store refused that outcome's settlement: the turn
+// then ends with another.
+func (e *Emitter) End(ctx context.Context, name string, data any, result *store.Message) error {
+	switch d := data.(type) {
+	case *CompletedData:
+		d.Base = e.base
+	case *ErrorData:
+		d.Base = e.base
+	}
+	_, err := e.w.Finish(ctx, name, data, result)
 	return err
 }
 
-// Wait waits until the events emitted so far are committed: for a turn whose completed
-// event carries a settlement the store may refuse, and must then fail instead.
-func (e *Emitter) Wait(ctx context.Context) error { return e.w.Wait(ctx) }
-
-// Record hands traces of the turn's upstream requests to the log, to be written with its
-// next commit (before the terminal event that would otherwise carry them).
-func (e *Emitter) Record(traces []store.Trace) error { return e.w.Record(traces) }
-
-// Failed emits the terminal error event; it commits with the message's outcome.
-func (e *Emitter) Failed(ctx context.Context, d ErrorData, result *store.Message) error {
-	d.Base = e.base
-	_, err := e.w.Finish(ctx, Error, &d, result)
-	return err
-}
+// Trace reports a request the turn sent upstream, for the message's records (attempt is
+// the turn's attempt, seq the request's number within it).
+func (e *Emitter) Trace(attempt, seq int, s upstream.Sent) { e.w.Trace(attempt, seq, s) }

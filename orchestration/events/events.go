@@ -106,10 +106,8 @@ type CompletedData struct {
 	Route
 	ReplyLen int `json:"reply_len"`
 	// Metadata is the turn's [Metadata], encoded once by the caller with [Encode]: the same
-	// bytes are the message's metadata column, and Encode writes them into the event as
-	// they are (compact JSON; the store validates the event before it commits it). It
-	// holds the turn's GenUI cards, tool calls and validation, the largest value a turn
-	// encodes.
+	// bytes are the message's metadata column and the event's. It holds the turn's GenUI
+	// cards, tool calls and validation, the largest value a turn encodes.
 	Metadata json.RawMessage `json:"metadata"`
 }
 
@@ -141,23 +139,8 @@ type HeartbeatData struct {
 
 // Encode marshals an event payload as one line of JSON, the form the log stores and the
 // SSE writer sends as is. HTML escaping is off: replies are full of "<" and ">", and
-// "\u003c" would only make every frame longer and harder to read. Deltas, statuses and
-// the completed event, passed by pointer as the emitter passes them, are written by hand;
-// anything else goes through encoding/json.
+// "\u003c" would only make every frame longer and harder to read.
 func Encode(data any) ([]byte, error) {
-	switch d := data.(type) { // most events, and the largest: encoded without reflection
-	case *DeltaData:
-		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
-	case *StatusData:
-		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
-	case *CompletedData:
-		return d.appendJSON(make([]byte, 0, d.jsonSize())), nil
-	}
-	return encodeJSON(data)
-}
-
-// encodeJSON is Encode by encoding/json.
-func encodeJSON(data any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

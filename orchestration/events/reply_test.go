@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/upstream"
 )
 
 func TestReplyDropsTheRefusedAttempt(t *testing.T) {
@@ -65,15 +66,13 @@ func (a *appender) Append(_ context.Context, name string, data any) (int64, erro
 	return a.add(name, data)
 }
 
-func (a *appender) AppendLater(_ context.Context, name string, data any, _ string) (int64, error) {
+func (a *appender) AppendWithStatus(_ context.Context, name string, data any, _ string) (int64, error) {
 	return a.add(name, data)
 }
 
 func (a *appender) Finish(_ context.Context, name string, data any, _ *store.Message) (int64, error) {
 	return a.add(name, data)
 }
-
-func (a *appender) Wait(context.Context) error { return nil }
 
 // TestEmitterNumbersDeltasAcrossAttempts plays a retried turn through the emitter and reads
 // it as the two kinds of client the contract names: one that ignores status events and
@@ -131,9 +130,7 @@ func TestEmitterNumbersDeltasAcrossAttempts(t *testing.T) {
 	}
 }
 
-func (a *appender) Nudge(context.Context) {}
-
-func (a *appender) Record([]store.Trace) error { return nil }
+func (a *appender) Trace(int, int, upstream.Sent) {}
 
 // fullLog is a log with no room: appends wait for ctx, as eventlog.Writer does while the
 // database is down.

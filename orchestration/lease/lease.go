@@ -128,8 +128,8 @@ func (k *Keeper) Track(messageID string, cancel context.CancelCauseFunc) {
 // event log. Its lease is still renewed until [Keeper.Untrack] (the terminal may have to
 // wait out a database outage), but a renewal that no longer finds it running is no longer
 // a loss: its terminal was committed between the renewal's list and its statement (under
-// load that is common: 49 turns in one of loadbench's SQLite sweeps were stopped and
-// logged as lost to another replica, where there is none). Were it lost after all, its
+// load that is common, and such turns were stopped and logged as lost to another replica,
+// where there is none). Were it lost after all, its
 // terminal's commit is fenced off, and the event log says so and stops it.
 func (k *Keeper) Ending(messageID string) {
 	k.mu.Lock()

@@ -15,8 +15,8 @@ type GenUIContext struct {
 	ToolCalls     []store.ToolCall // this turn's MCP calls
 	MissingFields []string         // what the phase handler still needs
 	Reply         string           // the reply text, to see whether the model asked something
-	// Schema checks the cards; nil compiles the GenUI schema for this call (about 2.6 ms),
-	// so a long-lived caller keeps one genui.Validator and passes it.
+	// Schema checks the cards; nil compiles the GenUI schema for this call (far dearer
+	// than checking a card), so a long-lived caller keeps one genui.Validator and passes it.
 	Schema *genui.Validator
 	// Question says what the missing fields are, in the session's locale, for the
 	// choice_prompt the server adds ("" or nil: the card carries the fields alone).
@@ -139,8 +139,7 @@ func asksSomething(reply string) bool {
 }
 
 // typedCards are cards with their types, each read once: every "is there a card of this
-// type" asked of the bare cards decoded them all again with encoding/json (1% of a turn's
-// CPU in a c=16 sweep).
+// type" asked of the bare cards decoded them all again with encoding/json.
 type typedCards struct {
 	items []json.RawMessage
 	types []string

@@ -167,7 +167,7 @@ func conversation(in Input) []upstream.InputItem {
 	var items []upstream.InputItem
 	if in.PreviousResponseID == "" {
 		for _, m := range in.History {
-			if m.Content == "" || (m.Role != "user" && m.Role != "assistant") {
+			if m.Content == "" || (m.Role != store.RoleUser && m.Role != store.RoleAssistant) {
 				continue
 			}
 			items = append(items, upstream.InputItem{Role: m.Role, Content: m.Content})
@@ -177,5 +177,5 @@ func conversation(in Input) []upstream.InputItem {
 	if in.Carryover != "" {
 		text = in.Carryover + "\n\n" + text
 	}
-	return append(items, upstream.InputItem{Role: "user", Content: text})
+	return append(items, upstream.InputItem{Role: store.RoleUser, Content: text})
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/mcpcontext"
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/session"
+	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/store"
@@ -51,6 +53,10 @@ type Config struct {
 	// upstreams that store responses.
 	ChainResponses bool
 	MCPServers     []MCPServer
+	// ReplyPolicy and SerpQueriesOptional are the server's runtime policy, which a
+	// request's may override (RuntimePolicy).
+	ReplyPolicy         stream.Policy
+	SerpQueriesOptional bool
 }
 
 // Planner makes the plan of each turn.
@@ -77,9 +83,8 @@ func NewPlanner(cfg Config, h Handlers, st Store, signer Signer, texts *Texts) *
 type Turn struct {
 	Begun    *session.Begun
 	UserText string
-	// MaxOutputTokens is the request's own cap on the reply (its runtime_policy; 0: none):
-	// it may lower the phase's (or the server's) cap, never raise it.
-	MaxOutputTokens int
+	// Policy is the request's runtime_policy (nil: the server's and the phase's).
+	Policy *RuntimePolicy
 }
 
 // Plan is step 2's decision for one turn, made before any attempt. It is a value: later
@@ -102,6 +107,9 @@ type Plan struct {
 	MaxOutputTokens int
 	ToolChoice      string
 	AllowedTools    []string
+	// Policy is the runtime policy the turn runs under: the request's over the server's
+	// settings and the phase's defaults.
+	Policy events.RuntimePolicy
 
 	input    Input    // what each attempt's request is built from
 	allowed  []string // the stage's allowed MCP tools
@@ -131,7 +139,8 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 	if !hasHandler { // completed: nothing but the contract and the state block
 		pl.Block = arts.Fill(string(phase), nil)
 		pl.input.Artifacts = pl.Block
-		pl.capOutput(p.cfg.MaxOutputTokens, t.MaxOutputTokens)
+		pl.capOutput(p.cfg.MaxOutputTokens, t.Policy.requestedCap())
+		pl.Policy = pl.policy(p.cfg, t.Policy)
 		return pl, nil
 	}
 	pl.Handler, pl.Block = h, arts.Fill(string(phase), nil) // filled by FillBlocks above
@@ -139,13 +148,14 @@ func (p *Planner) Plan(ctx context.Context, t Turn) (*Plan, error) {
 	if err := p.pieces(pl, b.Metadata.TurnCounts[string(phase)]); err != nil {
 		return nil, err
 	}
-	pl.capOutput(cmp.Or(pl.input.MaxOutputTokens, p.cfg.MaxOutputTokens), t.MaxOutputTokens)
+	pl.capOutput(cmp.Or(pl.input.MaxOutputTokens, p.cfg.MaxOutputTokens), t.Policy.requestedCap())
 	if err := p.tools(pl, b); err != nil {
 		return nil, err
 	}
 	if len(pl.input.Tools) > 0 {
 		pl.ToolChoice, pl.AllowedTools = pl.input.ToolChoice, slices.Clone(pl.allowed)
 	}
+	pl.Policy = pl.policy(p.cfg, t.Policy)
 	return pl, nil
 }
 
@@ -210,6 +220,12 @@ func FillBlocks(h Handlers, arts session.Artifacts) session.Artifacts {
 		}
 	}
 	return arts
+}
+
+// InitialBlocks gives every phase's block with its handler's initial values, fresh maps
+// each call: for a new session (session.New), which starts with all of them.
+func InitialBlocks(h Handlers) func() session.Artifacts {
+	return func() session.Artifacts { return FillBlocks(h, session.Artifacts{}) }
 }
 
 // history loads the recent messages of the session, without this turn's own two, waiting

@@ -25,7 +25,9 @@ import (
 type Store interface {
 	CreateSession(ctx context.Context, s *store.Session) error
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
-	CreateTurn(ctx context.Context, user, assistant *store.Message, start store.TurnStart) error
+	ReadTurn(ctx context.Context, sessionID, userID, clientRequestID string) (*store.TurnSession, error)
+	RepeatedRequest(ctx context.Context, userID, clientRequestID string) error
+	WriteTurn(ctx context.Context, user, assistant *store.Message, w store.TurnWrite) error
 	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
 }
 
@@ -40,14 +42,15 @@ type Request struct {
 	RequestID       string
 }
 
-// Begun is a turn whose rows exist. Duplicate means the client_request_id was seen before:
+// Begun is a turn as its begin read it ([Core.Begin]): its rows prepared, written once
+// [Core.Commit] returns nil. Duplicate means the client_request_id was seen before:
 // Assistant is the earlier message and nothing new must be generated.
 type Begun struct {
 	Session   *store.Session
 	User      *store.Message
 	Assistant *store.Message
-	// Events are the first events of the assistant message's log, already committed
-	// (status queued).
+	// Events are the first events of the assistant message's log (status queued),
+	// committed with the rows.
 	Events []store.Event
 	// Artifacts and Metadata are the session's state, decoded once for the whole turn.
 	// The orchestrator drops Artifacts, and User, once the turn is planned.
@@ -59,6 +62,9 @@ type Begun struct {
 	// prompts, so the plan skips the reads that would find nothing.
 	Seen      store.Seen
 	Duplicate bool
+
+	read       *store.TurnSession // the session as read, for the write's check
+	newSession *store.Session     // the session the turn creates, when the request named none
 }
 
 // Core creates sessions and turns.
@@ -97,31 +103,40 @@ func (c *Core) CreateSession(ctx context.Context, userID, title, locale string) 
 	return s, nil
 }
 
-// Begin persists the turn atomically: the session (created when the request names none;
-// else its phase's turn counted and its carryover block taken, written only if no one
-// changed it meanwhile), the user's message, and the assistant message claimed by lease
-// with its log started (status queued).
-//
-// locked, when not nil, receives a copy of the turn as it will be written once the
-// session has been read and the turn's checks have passed, before the write and the commit
-// (store.TurnStart.Locked): from there the turn fails only if the database does or a
-// concurrent write wins, so the caller can plan it and call the upstream meanwhile. A retried race calls it again with
-// the new copy; the copy that counts is the last one, and only if Begin succeeds.
-func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease, locked func(*Begun)) (*Begun, error) {
+// The statuses of a session: active until its last phase is done.
+const (
+	StatusActive    = "active"
+	StatusCompleted = "completed"
+)
+
+// ErrChanged is Commit's answer when the session changed between the turn's Begin and
+// its Commit (a concurrent turn, a phase move, a rename): nothing was written; begin again.
+var ErrChanged = store.ErrSessionChanged
+
+// Begin is step 1 as read: the turn's session as it stands (read, or a new one made when
+// the request names none), checked (the caller's, no generation running, no repeated
+// client_request_id), and the turn's rows prepared from it: its two messages, the
+// session's metadata with the turn counted for the phase and the phase's carryover block
+// taken, and the first event of the assistant's log (status queued). Nothing is written
+// until [Core.Commit], so the turn can be planned while it is. A repeated
+// client_request_id answers the earlier turn (Duplicate).
+func (c *Core) Begin(ctx context.Context, req Request) (*Begun, error) {
 	b := &Begun{}
-	start := store.TurnStart{Lease: lease, Prepare: func(sess *store.Session, seen store.Seen) ([]store.Event, error) {
-		b.Seen = seen
-		return c.prepare(b, sess)
-	}}
-	if locked != nil {
-		start.Locked = func() { locked(b.copy()) }
-	}
+	sess := &store.Session{}
+	var err error
 	if req.SessionID == "" { // untitled until its first completed turn names it (AutoTitle)
-		start.NewSession = c.newSession(req.UserID, "", req.Locale)
-		req.SessionID = start.NewSession.ID
+		b.newSession = c.newSession(req.UserID, "", req.Locale)
+		req.SessionID, *sess = b.newSession.ID, *b.newSession
+		b.Seen = store.Seen{Prompts: true} // not known without a read: the plan looks
+		if req.ClientRequestID != "" {     // a mobile retry must start nothing
+			err = c.store.RepeatedRequest(ctx, req.UserID, req.ClientRequestID)
+		}
+	} else {
+		var read *store.TurnSession
+		if read, err = c.store.ReadTurn(ctx, req.SessionID, req.UserID, req.ClientRequestID); err == nil {
+			b.read, b.Seen, *sess = read, read.Seen, read.Session
+		}
 	}
-	b.User, b.Assistant = c.newMessages(req)
-	err := c.store.CreateTurn(ctx, b.User, b.Assistant, start)
 	var dup *store.DuplicateRequestError
 	if errors.As(err, &dup) {
 		return c.duplicate(ctx, req.UserID, dup)
@@ -129,48 +144,72 @@ func (c *Core) Begin(ctx context.Context, req Request, lease store.Lease, locked
 	if err != nil {
 		return nil, fmt.Errorf("session: begin turn: %w", err)
 	}
+	b.User, b.Assistant = c.newMessages(req)
+	b.User.Phase, b.Assistant.Phase = sess.Phase, sess.Phase
+	if err := c.prepare(b, sess); err != nil {
+		return nil, fmt.Errorf("session: begin turn: %w", err)
+	}
 	return b, nil
 }
 
-// copy is b with its own copies of the rows the store goes on reading until the turn is
-// written; the decoded state is made anew by each prepare and never changed after, so it
-// is shared.
-func (b *Begun) copy() *Begun {
+// Commit ends step 1: the turn Begin prepared, written atomically (the two messages, the
+// assistant's claimed by lease, its first event and the session's metadata), only if the
+// session is still as read ([ErrChanged] otherwise). A new session is created with it; a
+// repeated client_request_id answers the earlier turn (Duplicate). When it returns nil, the
+// turn's begin has committed.
+func (c *Core) Commit(ctx context.Context, b *Begun, lease store.Lease) (*Begun, error) {
+	w := store.TurnWrite{Lease: lease, Events: b.Events, Read: b.read, Metadata: b.Session.Metadata, NewSession: b.newSession}
+	err := c.store.WriteTurn(ctx, b.User, b.Assistant, w)
+	var dup *store.DuplicateRequestError
+	switch {
+	case errors.As(err, &dup):
+		return c.duplicate(ctx, b.User.UserID, dup)
+	case errors.Is(err, ErrChanged):
+		return nil, ErrChanged
+	case err != nil:
+		return nil, fmt.Errorf("session: begin turn: %w", err)
+	}
+	return b, nil
+}
+
+// Copy is b with copies of its two messages, for a turn that starts on its Begin while
+// Commit (which fills the messages' links and times) goes on: the decoded state is made
+// anew by each Begin and never changed after, so it is shared.
+func (b *Begun) Copy() *Begun {
 	c := *b
 	user, assistant := *b.User, *b.Assistant
 	c.User, c.Assistant = &user, &assistant
 	return &c
 }
 
-// prepare runs on the session as the begin read it: it decodes the state,
+// prepare makes the turn's rows from the session as it stands: it decodes the state,
 // counts the turn for the phase, takes the phase's carryover block and makes the queued
-// event. It may run more than once (the store retries a lost race), so it starts from the
-// row each time.
-func (c *Core) prepare(b *Begun, sess *store.Session) ([]store.Event, error) {
+// event. b.Session is a copy of sess with the new metadata.
+func (c *Core) prepare(b *Begun, sess *store.Session) error {
 	arts, err := DecodeArtifacts(sess.Artifacts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	meta, err := DecodeMetadata(sess.Metadata)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if meta.TurnCounts == nil {
 		meta.TurnCounts = map[string]int{}
 	}
 	meta.TurnCounts[sess.Phase]++
 	b.Carryover = carryover.Take(meta.Carryover, sess.Phase)
-	if sess.Metadata, err = meta.Encode(); err != nil {
-		return nil, err
-	}
 	copied := *sess
+	if copied.Metadata, err = meta.Encode(); err != nil {
+		return err
+	}
 	b.Session, b.Artifacts, b.Metadata = &copied, arts, meta
 	queued, err := queuedEvent(b, sess.Phase)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.Events = []store.Event{queued}
-	return b.Events, nil
+	return nil
 }
 
 // newSession is a session for userID in the initial phase, every phase's block in place,
@@ -183,7 +222,7 @@ func (c *Core) newSession(userID, title, locale string) *store.Session {
 	}
 	return &store.Session{
 		ID: store.NewID(), UserID: userID, Title: title, Locale: NormalizeLocale(locale),
-		Phase: string(phases.Initial), Status: "active",
+		Phase: string(phases.Initial), Status: StatusActive,
 		Artifacts: arts, Metadata: store.JSON(`{}`), CreatedAt: now, UpdatedAt: now,
 	}
 }
@@ -192,14 +231,14 @@ func (c *Core) newSession(userID, title, locale string) *store.Session {
 func (c *Core) newMessages(req Request) (*store.Message, *store.Message) {
 	now := c.now()
 	user := &store.Message{
-		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: "user",
+		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: store.RoleUser,
 		Status: store.StatusCompleted, Content: req.Text,
 		RequestID: req.RequestID, ClientRequestID: req.ClientRequestID, CreatedAt: now, CompletedAt: &now,
 	}
 	// The reply is stamped a microsecond (the databases' resolution) after the message it
 	// answers, so listing a session by time always puts it second.
 	assistant := &store.Message{
-		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: "assistant",
+		ID: store.NewID(), SessionID: req.SessionID, UserID: req.UserID, Role: store.RoleAssistant,
 		Status: store.StatusPending, RequestID: req.RequestID,
 		ClientRequestID: req.ClientRequestID, CreatedAt: now.Add(time.Microsecond),
 	}
@@ -216,7 +255,7 @@ func queuedEvent(b *Begun, phase string) (store.Event, error) {
 	if err != nil {
 		return store.Event{}, err
 	}
-	return store.Event{MessageID: id, Seq: 1, Name: events.Status, Data: data}, nil
+	return store.Event{MessageID: id, Seq: 1, Name: events.Status, Data: data, CreatedAt: b.Assistant.CreatedAt}, nil
 }
 
 // duplicate is the earlier turn a repeated client_request_id names, with its session.

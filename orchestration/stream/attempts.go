@@ -66,6 +66,9 @@ type RefusedError struct{ Refused [][]thinkingml.Issue }
 
 // Error lists the last attempt's problems.
 func (e *RefusedError) Error() string {
+	if len(e.Refused) == 0 {
+		return "the reply failed its checks"
+	}
 	last := e.Refused[len(e.Refused)-1]
 	msgs := make([]string, len(last))
 	for i, is := range last {
@@ -124,7 +127,7 @@ func (o *Outcome) judge(ctx context.Context, sink Sink, rules Rules) (correction
 
 // next streams attempt out.Attempts into out. It waits on the upstream for as long as the
 // reply streams, and every frame above it waits too: Attempts stays small, and a
-// generation's goroutine within 8 KiB of stack (docs/performance.md).
+// generation's goroutine on a small stack, which is most of what a waiting generation holds.
 func (h *Handler) next(ctx context.Context, requests Requests, correction []thinkingml.Issue, sink Sink, out *Outcome) error {
 	req, err := requests(correction)
 	if err != nil {
@@ -179,6 +182,9 @@ func arguments(s string) store.JSON {
 	if json.Valid([]byte(s)) {
 		return store.JSON(s)
 	}
-	b, _ := json.Marshal(s)
+	b, err := json.Marshal(s)
+	if err != nil { // a Go string always encodes; were it not to, the record keeps its place
+		return store.JSON(`{}`)
+	}
 	return store.JSON(b)
 }

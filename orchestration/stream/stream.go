@@ -29,36 +29,17 @@ type Streamer interface {
 }
 
 // Sink receives what the client must see while the reply streams (events.Emitter). An
-// error from it stops the turn (it means the event log itself failed). Sent reports each
-// request an attempt sends upstream, for the turn's records, before it goes out; it may be
-// called from another goroutine than the one streaming and must not block. Deliver has
-// what was sent so far reach the client before the caller goes on (see pacedWait).
+// error from it stops the turn (it means the event log itself failed). Trace reports each
+// request an attempt sends upstream, for the turn's records, before it goes out: attempt
+// is the attempt's number and seq counts its requests from 1 (a failover to another
+// endpoint, a chat tool round each add one); it may be called from another goroutine than
+// the one streaming and must not block.
 type Sink interface {
 	Routed(ctx context.Context, provider string, endpointID int, model, upstreamRequestID string) error
 	Delta(ctx context.Context, text string) error
 	ToolCall(ctx context.Context, serverLabel, name, state string) error
 	Retrying(ctx context.Context, attempt int, reason string) error
-	Sent(s Sent)
-	Deliver(ctx context.Context)
-}
-
-// pacedWait is how long the stream must have waited for a reply's last delta for the
-// reply to count as paced by the model, whose client watches each delta arrive: its last
-// delta is then delivered (Sink.Deliver) before the attempt is judged, which takes a few
-// hundred microseconds of CPU that would otherwise hold the delta back on a busy or
-// single-thread scheduler, as one gap in thirty of a paced reply. A reply that arrived at
-// once (the upstream ran ahead, or a test's scripted reply) waited far less between its
-// deltas, and its tail is committed together with the terminal event, as before. A model
-// streams a delta every 10–50 ms; a scripted upstream serving a few hundred streams at once
-// leaves well under a millisecond between a stream's deltas.
-const pacedWait = 5 * time.Millisecond
-
-// Sent is one request an attempt sent upstream: Seq counts the attempt's requests from 1
-// (a failover to another endpoint, a chat tool round each add one).
-type Sent struct {
-	Attempt int
-	Seq     int
-	upstream.Sent
+	Trace(attempt, seq int, s upstream.Sent)
 }
 
 // ErrIdle is the cause of a stream cut because the upstream sent nothing for the idle limit.
@@ -104,22 +85,17 @@ func (h *Handler) run(ctx context.Context, req *upstream.Request, sink Sink, num
 
 	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}, res: res}
 	var sent atomic.Int64 // the attempt's requests so far
-	trace := func(s upstream.Sent) { sink.Sent(Sent{Attempt: number, Seq: int(sent.Add(1)), Sent: s}) }
+	trace := func(s upstream.Sent) { sink.Trace(number, int(sent.Add(1)), s) }
 	var err error
-	waitFrom := time.Now()
 	for ev, serr := range h.up.Stream(upstream.WithTrace(ctx, trace), *req) {
 		idle.Reset(h.idleLimit())
 		if serr != nil {
 			err = serr
 			break
 		}
-		if ev.Kind == upstream.EventTextDelta {
-			a.pacedLast = time.Since(waitFrom) >= pacedWait
-		}
 		if err = a.handle(ctx, ev); err != nil {
 			break
 		}
-		waitFrom = time.Now()
 	}
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
@@ -129,9 +105,6 @@ func (h *Handler) run(ctx context.Context, req *upstream.Request, sink Sink, num
 	}
 	if ferr := a.flush(ctx); err == nil {
 		err = ferr
-	}
-	if err == nil && a.pacedLast {
-		sink.Deliver(ctx)
 	}
 	a.finish()
 	return err
@@ -151,7 +124,6 @@ type attempt struct {
 	text      strings.Builder
 	res       *Result // the caller's, filled as the stream goes
 	completed bool
-	pacedLast bool                 // the last text delta came after a wait of pacedWait
 	started   map[string]time.Time // tool call id → start
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,19 +11,16 @@ import (
 	"github.com/phaseflow/phaseflow/upstream"
 )
 
-// fakeUpstream plays a fixed list of events, optionally hanging afterwards. Pauses, by
-// event index, are waits before an event, as a model's pace between its deltas.
+// fakeUpstream plays a fixed list of events, optionally hanging afterwards.
 type fakeUpstream struct {
 	events []upstream.Event
 	err    error
 	hang   bool
-	pauses map[int]time.Duration
 }
 
 func (f fakeUpstream) Stream(ctx context.Context, _ upstream.Request) iter.Seq2[upstream.Event, error] {
 	return func(yield func(upstream.Event, error) bool) {
-		for i, ev := range f.events {
-			time.Sleep(f.pauses[i])
+		for _, ev := range f.events {
 			if !yield(ev, nil) {
 				return
 			}
@@ -45,8 +41,6 @@ type sink struct {
 	deltas  []string
 	tools   []string
 	retries []string
-	// delivered holds, for each Deliver, how many deltas had been sent by then.
-	delivered []int
 }
 
 func (s *sink) Routed(context.Context, string, int, string, string) error { return nil }
@@ -62,8 +56,7 @@ func (s *sink) Retrying(_ context.Context, attempt int, reason string) error {
 	s.retries = append(s.retries, reason)
 	return nil
 }
-func (s *sink) Sent(Sent)               {}
-func (s *sink) Deliver(context.Context) { s.delivered = append(s.delivered, len(s.deltas)) }
+func (s *sink) Trace(int, int, upstream.Sent) {}
 
 func text(d string) upstream.Event { return upstream.Event{Kind: upstream.EventTextDelta, Delta: d} }
 
@@ -118,39 +111,6 @@ func TestRun(t *testing.T) {
 			}
 			if len(s.tools) != tc.wantTools {
 				t.Fatalf("tool states %v, want %d", s.tools, tc.wantTools)
-			}
-		})
-	}
-}
-
-// A reply the model paces has its last delta delivered before the attempt is judged, so
-// judging it does not hold the delta back; a reply that arrives at once is judged at once,
-// and its tail is committed with the terminal event.
-func TestPacedReplyIsDeliveredBeforeItIsJudged(t *testing.T) {
-	reply := []upstream.Event{text("<final>a"), text("b</final>"), completed}
-	cases := []struct {
-		name   string
-		pauses map[int]time.Duration
-		want   []int // deltas sent at each Deliver
-	}{
-		{"the last delta after a pause", map[int]time.Duration{1: 2 * pacedWait}, []int{2}},
-		{"only the first delta after a pause", map[int]time.Duration{0: 2 * pacedWait}, nil},
-		{"only the terminal event after a pause", map[int]time.Duration{2: 2 * pacedWait}, nil},
-		{"all at once", nil, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := &sink{}
-			var deliveredAtJudging []int
-			rules := Rules{Policy: PolicyReport, Judge: func(string) Check {
-				deliveredAtJudging = slices.Clone(s.delivered)
-				return Check{}
-			}}
-			if _, err := New(fakeUpstream{events: reply, pauses: tc.pauses}, 0).Attempts(context.Background(), oneRequest, s, rules); err != nil {
-				t.Fatalf("Attempts: %v", err)
-			}
-			if !slices.Equal(s.delivered, tc.want) || !slices.Equal(deliveredAtJudging, tc.want) {
-				t.Fatalf("delivered after %v deltas (%v when judged), want %v", s.delivered, deliveredAtJudging, tc.want)
 			}
 		})
 	}

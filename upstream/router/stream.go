@@ -158,7 +158,7 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, y
 	epReq := ep.request(*req)
 	mode := epReq.JSON.ModeUsed() // read now: the loop must not keep epReq alive
 	// The EventCreated held back, kept as a value: taking &ev would move every event of
-	// the loop to the heap (13 KB a turn).
+	// the loop to the heap.
 	var held upstream.Event
 	hasHeld := false
 	committed := false

@@ -1,4 +1,4 @@
-package orchestration
+package api
 
 import (
 	"encoding/json"
@@ -14,11 +14,11 @@ func TestParseRuntimePolicy(t *testing.T) {
 	cases := []struct {
 		name, raw string
 		wantErr   string // a part of the error; "" for none
-		check     func(*RuntimePolicy) bool
+		check     func(*prompt.RuntimePolicy) bool
 	}{
-		{"absent", ``, "", func(p *RuntimePolicy) bool { return p == nil }},
-		{"null", `null`, "", func(p *RuntimePolicy) bool { return p == nil }},
-		{"every known key", `{"reply_policy":"report","serp_optional":true,"max_output_tokens":300}`, "", func(p *RuntimePolicy) bool {
+		{"absent", ``, "", func(p *prompt.RuntimePolicy) bool { return p == nil }},
+		{"null", `null`, "", func(p *prompt.RuntimePolicy) bool { return p == nil }},
+		{"every known key", `{"reply_policy":"report","serp_optional":true,"max_output_tokens":300}`, "", func(p *prompt.RuntimePolicy) bool {
 			return *p.ReplyPolicy == stream.PolicyReport && *p.SerpOptional && *p.MaxOutputTokens == 300
 		}},
 		{"an unknown key is named", `{"reply_policy":"retry","temperature":0.2}`, `unknown key "temperature"`, nil},
@@ -30,9 +30,9 @@ func TestParseRuntimePolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseRuntimePolicy(json.RawMessage(tc.raw))
+			p, err := parseRuntimePolicy(json.RawMessage(tc.raw))
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrBadPolicy) || !strings.Contains(err.Error(), tc.wantErr) {
+				if !errors.Is(err, errBadPolicy) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
 				}
 				return
@@ -44,33 +44,18 @@ func TestParseRuntimePolicy(t *testing.T) {
 	}
 }
 
-// TestMergedPolicy: the request's values over the server's settings; the output cap and
-// tools as the plan decided them (the request can only lower the cap, in the plan).
-func TestMergedPolicy(t *testing.T) {
-	o := &Orchestrator{cfg: Config{ReplyPolicy: stream.PolicyRetry, SerpQueriesOptional: false}}
-	plan := &prompt.Plan{MaxOutputTokens: 300, ToolChoice: "auto", AllowedTools: []string{"run_backtest"}}
-	if got := o.merged(nil, plan); got.ReplyPolicy != "retry" || got.SerpOptional || got.MaxOutputTokens != 300 || got.Requested != nil {
-		t.Fatalf("no request policy: %+v", got)
-	}
-	report, yes, n := stream.PolicyReport, true, 300
-	got := o.merged(&RuntimePolicy{ReplyPolicy: &report, SerpOptional: &yes, MaxOutputTokens: &n}, plan)
-	if got.ReplyPolicy != "report" || !got.SerpOptional || strings.Join(got.Requested, ",") != "reply_policy,serp_optional,max_output_tokens" {
-		t.Fatalf("request policy: %+v", got)
-	}
-}
-
 // FuzzParseRuntimePolicy: whatever a client sends, the parser either refuses it with
-// ErrBadPolicy or returns only known keys with allowed values, and never panics.
+// errBadPolicy or returns only known keys with allowed values, and never panics.
 func FuzzParseRuntimePolicy(f *testing.F) {
 	for _, s := range []string{``, `null`, `{}`, `{"reply_policy":"report","serp_optional":true,"max_output_tokens":300}`,
 		`{"x":1}`, `{"max_output_tokens":-1}`, `[1]`, `"retry"`, `{"reply_policy":null}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		p, err := ParseRuntimePolicy(json.RawMessage(raw))
+		p, err := parseRuntimePolicy(json.RawMessage(raw))
 		if err != nil {
-			if !errors.Is(err, ErrBadPolicy) {
-				t.Fatalf("error %v does not wrap ErrBadPolicy", err)
+			if !errors.Is(err, errBadPolicy) {
+				t.Fatalf("error %v does not wrap errBadPolicy", err)
 			}
 			return
 		}

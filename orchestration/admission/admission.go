@@ -1,0 +1,61 @@
+// Package admission holds the limits a turn must pass before it begins: the server's
+// bound on concurrent turns and each user's. A turn holds one slot of each from its
+// admission until it frees them, just before its terminal event, so a client that sees the
+// end and posts again finds them free.
+package admission
+
+import "errors"
+
+// ErrOverCapacity means the server's concurrent-turn limit is reached (503 with
+// Retry-After).
+var ErrOverCapacity = errors.New("orchestration: too many turns running")
+
+// Users bounds the generations one user runs at once (package userlimit).
+type Users interface {
+	// Acquire takes one of userID's slots, or returns an error (answered 429) and takes
+	// nothing.
+	Acquire(userID string) error
+	// Release gives back one of userID's slots.
+	Release(userID string)
+}
+
+// Limits are the server's slots and the users' bound.
+type Limits struct {
+	slots chan struct{}
+	users Users
+}
+
+// New returns limits of max concurrent turns, and users' bound (nil for none).
+func New(max int, users Users) *Limits {
+	if users == nil {
+		users = unbounded{}
+	}
+	return &Limits{slots: make(chan struct{}, max), users: users}
+}
+
+// Acquire takes a server slot and one of userID's. The server's is checked first, so a
+// full server answers 503 whoever asks.
+func (l *Limits) Acquire(userID string) error {
+	select {
+	case l.slots <- struct{}{}:
+	default:
+		return ErrOverCapacity
+	}
+	if err := l.users.Acquire(userID); err != nil {
+		<-l.slots
+		return err
+	}
+	return nil
+}
+
+// Release gives back what Acquire took.
+func (l *Limits) Release(userID string) {
+	l.users.Release(userID)
+	<-l.slots
+}
+
+// unbounded is the Users of a server without a per-user bound.
+type unbounded struct{}
+
+func (unbounded) Acquire(string) error { return nil }
+func (unbounded) Release(string)       {}
