@@ -12,9 +12,9 @@ import (
 // traceBook keeps the requests a message's turn sent upstream until they are written,
 // redacted as the store records them (store.Trace). Each body holds the whole prompt, so
 // the turn does not keep them for the minutes a reply may stream: they go to the log once
-// the reply's first content delta is committed (not with it: a client waits on that
-// commit), or with the terminal event. Redacting parses the body as deep as its JSON nests; it runs
-// on a goroutine of its own while the request is on the wire, and the terminal event waits
+// the reply's first content delta is out (not with it: a client waits on that commit), or
+// with the terminal event. Redacting parses the body as deep as its JSON nests; it runs on
+// a goroutine of its own while the request is on the wire, and the terminal event waits
 // for every redaction started.
 type traceBook struct {
 	mu      sync.Mutex

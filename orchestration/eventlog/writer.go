@@ -35,9 +35,9 @@ type Writer struct {
 
 // Trace reports a request the message's turn sent upstream: attempt is the turn's attempt
 // and seq the request's number within it (a failover, a chat tool round add one). Its
-// redacted copy is written once the message's first content delta is committed (with the
-// next delta's commit, or alone soon after), never with that first delta, whose commit a
-// client waits on; what is left goes with the terminal event (traceBook). It may be called
+// redacted copy is written once the message's first content delta is out (with the next
+// delta's commit, or alone soon after), not with that first delta, whose commit a client
+// waits on; what is left goes with the terminal event (traceBook). It may be called
 // from another goroutine than the writer's own.
 func (w *Writer) Trace(attempt, seq int, s upstream.Sent) { w.traces.add(attempt, seq, s) }
 
@@ -157,8 +157,11 @@ func (w *Writer) append(ctx context.Context, ev store.Event, data any) (int64, e
 		w.log.markDirty(w.s)
 	}
 	if awaited {
-		if w.nudge(ctx) && w.deltas == 1 {
-			w.handOverTraces() // the first delta is out: the request need not wait for the next
+		w.nudge(ctx)
+		if w.deltas == 1 {
+			// The first delta is out (or its commit is slow): the request need not wait for the
+			// next delta, which a slow model may not send for a long while.
+			w.handOverTraces()
 		}
 		w.last = time.Now() // a pause is the producer's input's, not this wait
 	}
@@ -240,8 +243,8 @@ func (w *Writer) record(traces []store.Trace) error {
 
 // nudge holds the producer until what was appended is committed, for at most
 // tuning.nudgeWait, then yields once, so the committer and the client's stream run before
-// the producer goes on (see the package doc). It reports whether it was committed.
-func (w *Writer) nudge(ctx context.Context) bool {
+// the producer goes on (see the package doc).
+func (w *Writer) nudge(ctx context.Context) {
 	s := w.s
 	s.mu.Lock()
 	target := len(s.events)
@@ -254,14 +257,14 @@ func (w *Writer) nudge(ctx context.Context) bool {
 		s.mu.Unlock()
 		if committed || lost {
 			runtime.Gosched() // the client's stream, woken by the same commit, writes the event
-			return committed && !lost
+			return
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			return false
+			return
 		case <-ctx.Done():
-			return false
+			return
 		}
 	}
 }
