@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"strings"
 )
 
 // DefaultMaxToolRounds bounds the rounds of tool calls one chat request may run when
@@ -107,7 +106,7 @@ func NewChat(cfg ChatConfig) *ChatClient {
 		rounds = DefaultMaxToolRounds
 	}
 	return &ChatClient{
-		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		endpoint: endpointURL(cfg.BaseURL, "/chat/completions"),
 		apiKey:   cfg.APIKey, rt: transportOr(cfg.Transport), tools: cfg.Tools, maxRounds: rounds,
 	}
 }

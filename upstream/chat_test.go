@@ -97,6 +97,14 @@ func TestChatTranscripts(t *testing.T) {
 			wantErr: &Error{Kind: KindUnavailable, UpstreamCode: "502", Message: "Provider returned error"}},
 		{file: "chat_openrouter_rate_limited_after_200.sse",
 			wantErr: &Error{Kind: KindRateLimited, UpstreamCode: "429", Message: "Rate limit exceeded: free-models-per-min."}},
+		{file: "chat_mistral_reasoning_parts.sse", want: []Event{ // thinking parts never reach the reply
+			created("7f3c1a", "magistral-medium-2507"), delta("Paris"), delta("."),
+			done("7f3c1a", "magistral-medium-2507", &Usage{InputTokens: 12, OutputTokens: 28, TotalTokens: 40}),
+		}},
+		{file: "chat_azure_model_router.sse", want: []Event{ // routed names the model the router chose
+			created("chatcmpl-BzA1x", "gpt-4.1-mini-2025-04-14"), delta("Hello"),
+			done("chatcmpl-BzA1x", "gpt-4.1-mini-2025-04-14", &Usage{InputTokens: 9, OutputTokens: 1, TotalTokens: 10}),
+		}},
 		{file: "chat_vllm_text.sse", want: []Event{
 			created("chatcmpl-9f2", "Qwen/Qwen3-8B"), delta("Yes."),
 			done("chatcmpl-9f2", "Qwen/Qwen3-8B", &Usage{InputTokens: 9, OutputTokens: 5, TotalTokens: 14}),

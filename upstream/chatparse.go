@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -41,8 +41,44 @@ type chatChoice struct {
 
 // chatDelta is the new part of the message.
 type chatDelta struct {
-	Content   string          `json:"content"`
+	Content   chatContent     `json:"content"`
 	ToolCalls []toolCallDelta `json:"tool_calls"`
+}
+
+// chatContent is a delta's content: a string, or (Mistral's reasoning models) a list of
+// typed parts, of which only the text parts are the reply; thinking parts never reach it.
+type chatContent string
+
+// UnmarshalJSON reads a string, null, or a list of parts.
+func (c *chatContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || bytes.Equal(b, []byte("null")):
+		*c = ""
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+		*c = chatContent(s)
+		return nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("content: neither a string nor a list of parts: %w", err)
+	}
+	var text strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			text.WriteString(p.Text)
+		}
+	}
+	*c = chatContent(text.String())
+	return nil
 }
 
 // toolCallDelta is one fragment of a streamed tool call. Arguments is usually a string
@@ -123,7 +159,10 @@ func (rd *chatRound) apply(data []byte, turn *chatTurn) error {
 		return err
 	}
 	rd.id, rd.model = firstNonEmpty(rd.id, ch.ID), firstNonEmpty(rd.model, ch.Model)
-	if !turn.announce(ch.ID, ch.Model) {
+	// The upstream is announced by the first chunk that names its model (Azure's model
+	// router opens with a chunk that names none), or else by the first that carries the
+	// reply, which must not go out before it.
+	if (ch.Model != "" || carriesReply(&ch)) && !turn.announce(rd.id, rd.model) {
 		return errStopped
 	}
 	if ch.Usage != nil {
@@ -133,9 +172,9 @@ func (rd *chatRound) apply(data []byte, turn *chatTurn) error {
 		if c.Index != 0 {
 			continue
 		}
-		if c.Delta.Content != "" {
-			rd.content.WriteString(c.Delta.Content)
-			if !turn.yield(Event{Kind: EventTextDelta, Delta: c.Delta.Content}, nil) {
+		if text := string(c.Delta.Content); text != "" {
+			rd.content.WriteString(text)
+			if !turn.yield(Event{Kind: EventTextDelta, Delta: text}, nil) {
 				return errStopped
 			}
 		}
@@ -207,6 +246,16 @@ func finishError(reason string) error {
 	return nil
 }
 
+// carriesReply reports a chunk with something of the reply: text, a tool call or the end.
+func carriesReply(ch *chatChunk) bool {
+	for _, c := range ch.Choices {
+		if c.Index == 0 && (c.Delta.Content != "" || len(c.Delta.ToolCalls) > 0 || c.FinishReason != "") {
+			return true
+		}
+	}
+	return false
+}
+
 // chunkError returns the failure a chunk reports, nil for a normal chunk. OpenRouter sends
 // {"error":{"code":502,"message":…}} after HTTP 200, often with an HTTP-like numeric code,
 // which is mapped like the HTTP status it stands for, so a provider that is down or
@@ -227,9 +276,7 @@ func chunkError(ch *chatChunk) error {
 	default: // vLLM: {"object":"error","message","type","code"}
 		e.UpstreamCode, e.Message = firstNonEmpty(rawString(ch.Code), ch.Type), ch.Message
 	}
-	if n, err := strconv.Atoi(e.UpstreamCode); err == nil {
-		e.Kind = statusCode(n)
-	}
+	e.Kind = codeKind(e.UpstreamCode)
 	e.Message = firstNonEmpty(e.Message, "upstream sent an error chunk")
 	return e
 }

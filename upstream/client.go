@@ -20,7 +20,6 @@ import (
 	"iter"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -51,7 +50,7 @@ type Client struct {
 // streams: see [NewTransport].
 func New(cfg Config) *Client {
 	return &Client{
-		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/responses",
+		endpoint: endpointURL(cfg.BaseURL, "/responses"),
 		apiKey:   cfg.APIKey,
 		rt:       transportOr(cfg.Transport),
 	}

@@ -139,6 +139,11 @@ func TestStreamTranscripts(t *testing.T) {
 			want:    []Event{created("resp_6", "", "response_failed.sse"), delta("Part")},
 			wantErr: &Error{Kind: KindProvider, UpstreamCode: "server_error", Message: "The model failed to generate a response."},
 		},
+		{ // the same kind as a 429 or the chat wire's rate-limit chunk (codeKind)
+			file:    "response_failed_rate_limited.sse",
+			want:    []Event{created("resp_rl1", "gpt-4.1-mini-2025-04-14", "response_failed_rate_limited.sse")},
+			wantErr: &Error{Kind: KindRateLimited, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for gpt-4.1-mini in organization org-x on tokens per min (TPM): Limit 200000, Used 199000, Requested 4000."},
+		},
 		{
 			file:    "response_incomplete.sse",
 			want:    []Event{created("resp_7", "", "response_incomplete.sse"), delta("Long")},

@@ -165,6 +165,24 @@ func statusCode(status int) Kind {
 	}
 }
 
+// codeKind is the one table from a provider's error code, reported inside a stream on either
+// wire (a Responses error event or response.failed, a Chat Completions error chunk), to
+// the failure kind, so the same failure gets the same client code whichever wire brought
+// it: an HTTP status given as the code (OpenRouter's chunks) maps as statusCode does, a
+// named rate limit is a rate limit, and any other code is the provider's failure (a
+// stream that has begun is not retried elsewhere because the provider called its own
+// failure a server error).
+func codeKind(code string) Kind {
+	if n, err := strconv.Atoi(code); err == nil {
+		return statusCode(n)
+	}
+	switch strings.ToLower(code) {
+	case "rate_limit_exceeded", "rate_limited", "rate_limit_error", "too_many_requests", "insufficient_quota":
+		return KindRateLimited
+	}
+	return KindProvider
+}
+
 // retryAfter reads the wait the provider asked for. retry-after-ms is finer than
 // Retry-After and wins when both are present, as in openai-go; Retry-After may be seconds or
 // an HTTP date.

@@ -409,12 +409,14 @@ func streamError(typ string, w *wireEvent) *Error {
 			e.Message = w.Message
 		}
 		e.Message = firstNonEmpty(e.Message, "upstream sent an error event")
+		e.Kind = codeKind(e.UpstreamCode)
 	case "response.failed":
 		e.Message = "response failed"
 		if w.Response != nil && w.Response.Error != nil {
 			e.UpstreamCode = firstNonEmpty(rawString(w.Response.Error.Code), w.Response.Error.Type)
 			e.Message = firstNonEmpty(w.Response.Error.Message, e.Message)
 		}
+		e.Kind = codeKind(e.UpstreamCode)
 	case "response.incomplete":
 		e.Message = "response incomplete"
 		if w.Response != nil && w.Response.IncompleteDetails != nil && w.Response.IncompleteDetails.Reason != "" {

@@ -42,3 +42,17 @@ func DetectProvider(baseURL string) string {
 	}
 	return ProviderOpenAICompatible
 }
+
+// endpointURL joins an API root and a route's path. The root may carry a query (Azure's
+// ?api-version=…), which stays the URL's query: the route goes on the path.
+func endpointURL(base, route string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" { // configuration checks the URL; keep its text
+		return strings.TrimRight(base, "/") + route
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + route
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimRight(u.RawPath, "/") + route
+	}
+	return u.String()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,5 +122,56 @@ func BenchmarkRedactBody(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		redactBody(body)
+	}
+}
+
+// A base URL with a query (Azure's api-version) keeps its query, the route goes on its
+// path, on both wires, and the trace shows where the request went with only the key
+// redacted.
+func TestBaseURLWithAQuery(t *testing.T) {
+	type seen struct{ path, query string }
+	got := make(chan seen, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.URL.Path, r.URL.RawQuery}
+		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			_, _ = io.WriteString(w, "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			return
+		}
+		_, _ = io.WriteString(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\"}}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	base := srv.URL + "/openai/v1/?api-version=2025-04-01-preview&api-key=sk-azure-secret"
+	responses := New(Config{BaseURL: base})
+	chat := NewChat(ChatConfig{BaseURL: base})
+	t.Cleanup(responses.CloseIdleConnections)
+	t.Cleanup(chat.CloseIdleConnections)
+	cases := []struct {
+		name   string
+		stream func(context.Context, Request) iter.Seq2[Event, error]
+		path   string
+	}{
+		{"responses", responses.Stream, "/openai/v1/responses"},
+		{"chat", chat.Stream, "/openai/v1/chat/completions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent []Sent
+			ctx := WithTrace(context.Background(), func(s Sent) { sent = append(sent, s) })
+			if _, err := collect(t, tc.stream(ctx, Request{Model: "m", Input: []InputItem{{Role: "user", Content: "hi"}}})); err != nil {
+				t.Fatal(err)
+			}
+			s := <-got
+			if s.path != tc.path || !strings.Contains(s.query, "api-version=2025-04-01-preview") {
+				t.Fatalf("the request went to %s?%s, want %s with the base's query", s.path, s.query, tc.path)
+			}
+			if len(sent) != 1 {
+				t.Fatalf("%d traced requests", len(sent))
+			}
+			u := sent[0].Redacted().URL
+			if !strings.Contains(u, tc.path+"?") || !strings.Contains(u, "api-version=2025-04-01-preview") || strings.Contains(u, "sk-azure-secret") {
+				t.Fatalf("the trace's URL is %s: want the real path and query, the key redacted", u)
+			}
+		})
 	}
 }
