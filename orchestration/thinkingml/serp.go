@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -118,7 +119,8 @@ func clip(s string, n int) string {
 }
 
 // sensitiveKind names the kind of personal data q holds, or returns "". Queries go to a
-// search engine, so none may carry an e-mail address, a phone number or an IP address.
+// search engine, so none may carry an e-mail address, a phone number, an IP address or a
+// street address (seed 003 §4's 住址).
 func sensitiveKind(q string) string {
 	switch {
 	case hasEmail(q):
@@ -129,8 +131,26 @@ func sensitiveKind(q string) string {
 		return "an IPv4 address"
 	case hasPhone(q):
 		return "a phone number"
+	case hasStreetAddress(q):
+		return "a street address"
 	}
 	return ""
+}
+
+// The forms of a street address thinkingml.md §3 names. In zh: a road, street, lane or
+// alley name followed by a number and 号 (人民路100号), or a room, unit or building number
+// (1201室, 3单元, 5栋; a room takes three digits or more, so a flat's layout, 2室1厅, is no
+// address). In en: a house number, one to three capitalised words and a street word (10
+// Downing Street, 1600 Pennsylvania Ave); the words between keep "top 10 street food" out.
+var (
+	zhStreetNumber = regexp.MustCompile(`[路街道巷弄]\s*[0-9０-９]+\s*号`)
+	zhUnitNumber   = regexp.MustCompile(`(?:^|[^0-9０-９])(?:[0-9０-９]{3,5}室|[0-9０-９]{1,2}单元|[0-9０-９]{1,3}栋)`)
+	enStreet       = regexp.MustCompile(`\b[0-9]{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr)\b`)
+)
+
+// hasStreetAddress finds a street address in q (the forms above).
+func hasStreetAddress(q string) bool {
+	return zhStreetNumber.MatchString(q) || zhUnitNumber.MatchString(q) || enStreet.MatchString(q)
 }
 
 // hasEmail finds local@domain.tld with a letters-only top-level domain of two or more.
