@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/jsonskill"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/phases"
@@ -108,6 +109,7 @@ func toHTTP(err error) *HTTPError {
 	var he *HTTPError
 	var ee *echo.HTTPError
 	var running *store.GenerationRunningError
+	var exhausted *budget.ExhaustedError
 	switch {
 	case errors.As(err, &he):
 		return he
@@ -118,6 +120,11 @@ func toHTTP(err error) *HTTPError {
 		return &HTTPError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or invalid token", Err: err}
 	case errors.Is(err, auth.ErrForbidden):
 		return &HTTPError{Status: http.StatusForbidden, Code: "forbidden", Message: "this route needs the admin role", Err: err}
+	case errors.As(err, &exhausted):
+		return &HTTPError{Status: http.StatusTooManyRequests, Code: "budget_exhausted",
+			Message: "your model calls for today are used; retry after the time in Retry-After", RetryAfter: exhausted.RetryAfter, Err: err}
+	case errors.Is(err, errPolicyNotAllowed):
+		return &HTTPError{Status: http.StatusForbidden, Code: "policy_not_allowed", Message: err.Error(), Err: err}
 	case errors.Is(err, store.ErrNotFound):
 		return &HTTPError{Status: http.StatusNotFound, Code: "not_found", Message: "not found", Err: err}
 	case errors.Is(err, store.ErrMessageFinished):

@@ -60,6 +60,13 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 		return badRequest(err.Error())
 	}
 	claims := mustClaims(c)
+	if err := checkLoosening(policy, s.cfg.ReplyPolicy, s.cfg.SerpQueriesOptional, claims.IsAdmin()); err != nil {
+		return err
+	}
+	after, err := lastEventID(c) // a streamed POST resumes as GET …/events does
+	if err != nil {
+		return err
+	}
 	locale := body.Locale
 	if locale == "" {
 		locale = c.Request().Header.Get("Accept-Language")
@@ -72,7 +79,16 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 		return err
 	}
 	if wantsEventStream(c) {
-		return s.stream(c, &turn.Message, 0, false)
+		// A repeated streamed POST is how fetch-based clients reconnect: it answers the
+		// earlier turn from the client's position, and 204 once it has seen the end. A new
+		// turn streams from its start whatever Last-Event-ID a client left set.
+		if !turn.Duplicate {
+			after = 0
+		}
+		if isFinished(&turn.Message) && after >= turn.Message.LastEventID {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return s.stream(c, &turn.Message, after, false)
 	}
 	return s.answerTurn(c, claims, turn)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // openAPIDoc is the OpenAPI document of every route [Server.routes] registers.
-// openapi_test.go checks that its paths and methods match the registered routes.
+// openapi_test.go validates it and checks that its operations match the registered routes.
 //
 //go:embed openapi.yaml
 var openAPIDoc []byte

@@ -14,6 +14,10 @@ import (
 // servePlayground answers GET / with the playground page.
 func servePlayground(c echo.Context) error { return serveAsset(c, playground.IndexFile) }
 
+// serveReference answers GET /reference with the API reference page, which renders the
+// served OpenAPI document.
+func serveReference(c echo.Context) error { return serveAsset(c, playground.ReferenceFile) }
+
 // servePlaygroundFile answers GET /playground/{file}: the page's scripts, styles and icon.
 func servePlaygroundFile(c echo.Context) error { return serveAsset(c, c.Param("file")) }
 

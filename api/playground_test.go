@@ -83,22 +83,24 @@ func TestPlaygroundServed(t *testing.T) {
 	}
 }
 
-// TestPageHasNoInlineCode keeps the page working under its Content-Security-Policy: no
+// TestPageHasNoInlineCode keeps the pages working under their Content-Security-Policy: no
 // inline script or style, no event-handler attribute, no style attribute.
 func TestPageHasNoInlineCode(t *testing.T) {
-	a, err := playground.Open(playground.IndexFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(a.Body)
-	for _, bad := range []string{"<style", " style=", " onclick=", " onload=", " onsubmit=", "javascript:"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("index.html holds %q, which the Content-Security-Policy blocks", bad)
+	for _, name := range []string{playground.IndexFile, playground.ReferenceFile} {
+		a, err := playground.Open(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, script := range strings.Split(page, "<script")[1:] {
-		if !strings.Contains(strings.SplitN(script, ">", 2)[0], "src=") {
-			t.Errorf("inline <script%s", strings.SplitN(script, "\n", 2)[0])
+		page := string(a.Body)
+		for _, bad := range []string{"<style", " style=", " onclick=", " onload=", " onsubmit=", "javascript:"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("%s holds %q, which the Content-Security-Policy blocks", name, bad)
+			}
+		}
+		for _, script := range strings.Split(page, "<script")[1:] {
+			if !strings.Contains(strings.SplitN(script, ">", 2)[0], "src=") {
+				t.Errorf("%s: inline <script%s", name, strings.SplitN(script, "\n", 2)[0])
+			}
 		}
 	}
 }

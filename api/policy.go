@@ -16,6 +16,10 @@ import (
 // errBadPolicy wraps every reason a message request's runtime_policy is refused (400).
 var errBadPolicy = errors.New("runtime_policy")
 
+// errPolicyNotAllowed wraps a runtime_policy that would loosen the server's checks for a
+// user who is not an admin (403 policy_not_allowed).
+var errPolicyNotAllowed = errors.New("runtime_policy not allowed")
+
 // maxRequestOutputTokens bounds max_output_tokens in a request; the effective cap is the
 // smaller of it and the phase's (or the server's) anyway.
 const maxRequestOutputTokens = 1_000_000
@@ -72,6 +76,38 @@ func setPolicy(p *prompt.RuntimePolicy, key string, v json.RawMessage) error {
 		p.MaxOutputTokens = &n
 	default:
 		return fmt.Errorf("%w: unknown key %q (known: %s)", errBadPolicy, key, strings.Join(policyKeys(), ", "))
+	}
+	return nil
+}
+
+// strictness orders the reply policies: a request may move its turn up this order, never
+// down, unless an admin sends it.
+func strictness(p stream.Policy) int {
+	switch p {
+	case stream.PolicyRetry:
+		return 2
+	case stream.PolicyReport:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// checkLoosening refuses a policy that would check a reply less than the server does:
+// a weaker reply policy, or leaving out the serp queries the server requires. The checks
+// are what keep an invalid reply from moving a phase, so only the server's settings or an
+// admin may relax them; a user may only make them stricter.
+func checkLoosening(p *prompt.RuntimePolicy, server stream.Policy, serpOptional, admin bool) error {
+	if p == nil || admin {
+		return nil
+	}
+	if p.ReplyPolicy != nil && strictness(*p.ReplyPolicy) < strictness(server) {
+		return fmt.Errorf("%w: reply_policy %q is weaker than the server's %q; only an admin may relax it",
+			errPolicyNotAllowed, *p.ReplyPolicy, server)
+	}
+	if p.SerpOptional != nil && *p.SerpOptional && !serpOptional {
+		return fmt.Errorf("%w: serp_optional true would skip the serp queries the server requires; only an admin may relax it",
+			errPolicyNotAllowed)
 	}
 	return nil
 }

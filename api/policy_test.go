@@ -70,3 +70,40 @@ func FuzzParseRuntimePolicy(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckLoosening(t *testing.T) {
+	pol := func(s stream.Policy) *stream.Policy { return &s }
+	yes, no := true, false
+	tests := []struct {
+		name         string
+		p            *prompt.RuntimePolicy
+		server       stream.Policy
+		serpOptional bool
+		admin        bool
+		refused      bool
+	}{
+		{"no policy", nil, stream.PolicyRetry, false, false, false},
+		{"retry on a report server is stricter", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyRetry)}, stream.PolicyReport, false, false, false},
+		{"report on an off server is stricter", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyReport)}, stream.PolicyOff, false, false, false},
+		{"the server's own policy", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyRetry)}, stream.PolicyRetry, false, false, false},
+		{"off on a retry server", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyOff)}, stream.PolicyRetry, false, false, true},
+		{"report on a retry server", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyReport)}, stream.PolicyRetry, false, false, true},
+		{"off on a report server", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyOff)}, stream.PolicyReport, false, false, true},
+		{"an admin may switch it off", &prompt.RuntimePolicy{ReplyPolicy: pol(stream.PolicyOff)}, stream.PolicyRetry, false, true, false},
+		{"serp optional where the server requires it", &prompt.RuntimePolicy{SerpOptional: &yes}, stream.PolicyRetry, false, false, true},
+		{"serp required where the server lets it go", &prompt.RuntimePolicy{SerpOptional: &no}, stream.PolicyRetry, true, false, false},
+		{"serp optional where it already is", &prompt.RuntimePolicy{SerpOptional: &yes}, stream.PolicyRetry, true, false, false},
+		{"a lower token cap is never loosening", &prompt.RuntimePolicy{MaxOutputTokens: new(int)}, stream.PolicyRetry, false, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkLoosening(tc.p, tc.server, tc.serpOptional, tc.admin)
+			if got := errors.Is(err, errPolicyNotAllowed); got != tc.refused {
+				t.Fatalf("checkLoosening = %v, refused %v want %v", err, got, tc.refused)
+			}
+			if got := toHTTP(err); tc.refused && (got.Status != 403 || got.Code != "policy_not_allowed") {
+				t.Fatalf("answered %d %s, want 403 policy_not_allowed", got.Status, got.Code)
+			}
+		})
+	}
+}

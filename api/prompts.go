@@ -31,7 +31,9 @@ func (s *Server) listPrompts(c echo.Context) error {
 }
 
 // createPrompt serves POST /api/v1/llm/prompts (admin) {"name", "locale", "body"}: a new,
-// inactive version of the named skill text; activate it to make the model see it.
+// inactive version of the named skill text; activate it to make the model see it. The
+// version is checked against the embedded text first (422 invalid_prompt naming each
+// problem), so a bad one is refused here rather than failing the next turns.
 func (s *Server) createPrompt(c echo.Context) error {
 	var body struct {
 		Name   string `json:"name"`
@@ -47,6 +49,13 @@ func (s *Server) createPrompt(c echo.Context) error {
 	if body.Locale != "en" && body.Locale != "zh" {
 		return badRequest(`"locale" must be "en" or "zh"`)
 	}
+	if s.prompts != nil {
+		if problems := s.prompts.CheckVersion(body.Name, body.Locale, body.Body); len(problems) > 0 {
+			return &HTTPError{Status: http.StatusUnprocessableEntity, Code: "invalid_prompt",
+				Message: "the version cannot replace the embedded text: " + strings.Join(problems, "; "),
+				Extra:   map[string]any{"problems": problems}}
+		}
+	}
 	p := &store.Prompt{Name: body.Name, Locale: body.Locale, Body: body.Body, CreatedBy: mustClaims(c).Subject}
 	if err := s.store.CreatePrompt(c.Request().Context(), p); err != nil {
 		return err
@@ -58,6 +67,16 @@ func (s *Server) createPrompt(c echo.Context) error {
 // on, this version replaces the embedded text for its name and locale.
 func (s *Server) activatePrompt(c echo.Context) error {
 	p, err := s.store.ActivatePrompt(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+// deactivatePrompt serves POST /api/v1/llm/prompts/{id}/deactivate (admin): from the next
+// turn on, the embedded text is back for this version's name and locale.
+func (s *Server) deactivatePrompt(c echo.Context) error {
+	p, err := s.store.DeactivatePrompt(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

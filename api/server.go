@@ -10,8 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
+	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -36,6 +38,7 @@ type Store interface {
 	CreatePrompt(ctx context.Context, p *store.Prompt) error
 	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
 	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
+	DeactivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
 	GetSkillRun(ctx context.Context, id, userID string) (*store.SkillRun, error)
 	ListSkillRunsPage(ctx context.Context, userID string, f store.RunFilter, after *store.TimeKey, limit int) ([]store.SkillRun, error)
 	CreateSkillJob(ctx context.Context, job *store.SkillJob, inputs []store.JSON) error
@@ -77,6 +80,9 @@ type Config struct {
 	HeartbeatInterval   time.Duration
 	MaxBodyBytes        int64
 	SerpQueriesOptional bool
+	// ReplyPolicy is the server's reply policy; a user's runtime_policy may only make it
+	// stricter.
+	ReplyPolicy stream.Policy
 	// CORSOrigins get CORS answers; none by default.
 	CORSOrigins []string
 	// MaxHeaderBytes caps the request line and headers (431 beyond); 0 means 16 KiB.
@@ -91,6 +97,19 @@ type Config struct {
 	DevTokenTTL time.Duration
 }
 
+// Budget is the per-user model-call budget (package budget): Allow refuses new work past
+// it with a *budget.ExhaustedError.
+type Budget interface {
+	Allow(ctx context.Context, userID string) error
+	Usage(ctx context.Context, userID string) (budget.Usage, error)
+}
+
+// PromptTexts checks a new prompt version against the embedded text it replaces
+// (skills.Library).
+type PromptTexts interface {
+	CheckVersion(name, locale, body string) []string
+}
+
 // Deps are the parts the API is built on.
 type Deps struct {
 	Config       Config
@@ -99,7 +118,9 @@ type Deps struct {
 	MessageRate  MessageRate // nil means no per-user message rate
 	Orchestrator Orchestrator
 	Skills       Skills
-	SkillJobs    SkillJobs // nil starts no job here (they wait for a replica's runner)
+	Prompts      PromptTexts // nil stores prompt versions unchecked
+	Budget       Budget      // nil: no per-user call budget
+	SkillJobs    SkillJobs   // nil starts no job here (they wait for a replica's runner)
 	Store        Store
 	Follow       FollowFunc
 	Metrics      Metrics // nil means a fresh metrics.New()
@@ -114,6 +135,8 @@ type Server struct {
 	rate    MessageRate
 	orch    Orchestrator
 	skills  Skills
+	prompts PromptTexts
+	budget  Budget
 	jobs    SkillJobs
 	store   Store
 	follow  FollowFunc
@@ -149,7 +172,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
-		skills: d.Skills, jobs: d.SkillJobs,
+		skills: d.Skills, prompts: d.Prompts, budget: d.Budget, jobs: d.SkillJobs,
 		follow: d.Follow, metrics: d.Metrics, logger: d.Logger,
 	}
 	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
@@ -188,6 +211,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/api/v1/genui/schema.json", serveGenUISchema)
 	e.GET("/api/v1/dev/token", s.devToken)
 	e.GET("/", servePlayground)
+	e.GET("/reference", serveReference)
 	e.GET("/playground/:file", servePlaygroundFile)
 	e.GET("/playground/vendor/:file", servePlaygroundVendor)
 
@@ -199,9 +223,9 @@ func (s *Server) routes() *echo.Echo {
 	user.POST("/sessions", s.createSession)
 	user.GET("/sessions", s.listSessions)
 	user.GET("/sessions/:id", s.getSession)
-	user.POST("/sessions/:id/messages", s.postSessionMessage, s.messageRate())
+	user.POST("/sessions/:id/messages", s.postSessionMessage, s.withinBudget(), s.messageRate())
 	user.GET("/sessions/:id/messages", s.listMessages)
-	user.POST("/messages", s.postMessage, s.messageRate())
+	user.POST("/messages", s.postMessage, s.withinBudget(), s.messageRate())
 	user.GET("/messages/:id", s.getMessage)
 	user.GET("/messages/:id/trace", s.getTrace)
 	user.POST("/messages/:id/cancel", s.cancelMessage)
@@ -211,17 +235,19 @@ func (s *Server) routes() *echo.Echo {
 	user.GET("/strategies/:id", s.getStrategy)
 	user.POST("/strategies/:id/confirm", s.confirmStrategy)
 	user.GET("/skills", s.listSkills)
-	user.POST("/skills/:name/runs", s.runSkill)
+	user.POST("/skills/:name/runs", s.runSkill, s.withinBudget())
 	user.GET("/skills/runs", s.listSkillRuns)
 	user.GET("/skills/runs/:id", s.getSkillRun)
-	user.POST("/skills/:name/jobs", s.postSkillJob)
+	user.POST("/skills/:name/jobs", s.postSkillJob, s.withinBudget())
 	user.GET("/skills/jobs/:id", s.getSkillJob)
 	user.POST("/skills/jobs/:id/cancel", s.cancelSkillJob)
+	user.GET("/me/usage", s.getUsage)
 
 	admin := v1.Group("/llm", s.auth.Middleware(), auth.RequireAdmin())
 	admin.GET("/prompts", s.listPrompts)
 	admin.POST("/prompts", s.createPrompt)
 	admin.POST("/prompts/:id/activate", s.activatePrompt)
+	admin.POST("/prompts/:id/deactivate", s.deactivatePrompt)
 	*methods = newMethodTable(e)
 	return e
 }

@@ -20,9 +20,10 @@ const retryMillis = 2000
 // The buffer the frames are built in is borrowed from bufs for one flush at a time (see
 // frameBuffers), so a stream waiting for its next event holds none.
 type sseWriter struct {
-	out  frameSink
-	bufs *frameBuffers
-	buf  *bytes.Buffer // nil between flushes
+	out   frameSink
+	bufs  *frameBuffers
+	buf   *bytes.Buffer // nil between flushes
+	retry bool          // the next frame is the stream's first: it carries retry:
 }
 
 // frameSink is where an event stream's flushed frames go: the handler's response writer, or
@@ -49,7 +50,9 @@ func (r responseSink) send(frames []byte, _ bool) error {
 	return nil
 }
 
-// startSSE sends the stream's headers and its first frame. It clears the write deadline so a
+// startSSE sends the stream's headers; its first frame, whichever it is, carries the
+// reconnect delay (retry:) in its own block, since a block holding only retry: reads as an
+// empty message to some clients (sse-contract.md §3). It clears the write deadline so a
 // server-wide WriteTimeout cannot cut a long stream, and the read deadline so the body
 // timeout cannot either.
 func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (*sseWriter, error) {
@@ -65,8 +68,21 @@ func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (
 	_ = rc.SetWriteDeadline(time.Time{}) // not every writer supports deadlines; fine
 	_ = rc.SetReadDeadline(time.Time{})  // the body deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(s.buffer(), "retry: %d\n\n", retryMillis)
-	return s, s.flush(false)
+	s.retry = true
+	if err := rc.Flush(); err != nil {
+		return nil, fmt.Errorf("api: flush event stream headers: %w", err)
+	}
+	return s, nil
+}
+
+// block starts a frame in the buffer: the first frame of the stream begins with retry:.
+func (s *sseWriter) block() *bytes.Buffer {
+	b := s.buffer()
+	if s.retry {
+		s.retry = false
+		fmt.Fprintf(b, "retry: %d\n", retryMillis)
+	}
+	return b
 }
 
 // buffer is the buffer of the frames to send at the next flush, borrowed if need be.
@@ -77,15 +93,17 @@ func (s *sseWriter) buffer() *bytes.Buffer {
 	return s.buf
 }
 
-// event buffers one logged event with its id; flush sends it.
+// event buffers one logged event; flush sends it. Its id comes last, so that a client that
+// records the id as soon as it reads the line (some fetch-based clients do) cannot record
+// it for an event a cut connection never completed (sse-contract.md §3).
 func (s *sseWriter) event(ev store.Event) {
-	b := s.buffer()
-	b.WriteString("id: ")
-	b.Write(strconv.AppendInt(b.AvailableBuffer(), ev.Seq, 10))
-	b.WriteString("\nevent: ")
+	b := s.block()
+	b.WriteString("event: ")
 	b.WriteString(ev.Name)
 	b.WriteString("\ndata: ")
 	b.Write(ev.Data) // compact JSON: one line
+	b.WriteString("\nid: ")
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), ev.Seq, 10))
 	b.WriteString("\n\n")
 }
 
@@ -96,7 +114,7 @@ func (s *sseWriter) unlogged(name string, data any) error {
 	if err != nil {
 		return fmt.Errorf("api: encode %s: %w", name, err)
 	}
-	fmt.Fprintf(s.buffer(), "event: %s\ndata: %s\n\n", name, b)
+	fmt.Fprintf(s.block(), "event: %s\ndata: %s\n\n", name, b)
 	return s.flush(false)
 }
 

@@ -94,6 +94,9 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MaxTurnsPerUser caps the generations one user runs at once; more get 429.
 	MaxTurnsPerUser int
+	// UserCallBudget caps the model calls one user's work makes a UTC day, counted in
+	// the database across replicas (0: no budget).
+	UserCallBudget int
 	// UserMessageRate is how many messages a minute one user may post, on average.
 	UserMessageRate float64
 	// UserMessageBurst is how many messages one user may post at once before the rate
@@ -287,6 +290,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("header_timeout", c.HeaderTimeout),
 		slog.Duration("body_timeout", c.BodyTimeout),
 		slog.Int("max_turns_per_user", c.MaxTurnsPerUser),
+		slog.Int("user_call_budget", c.UserCallBudget),
 		slog.Float64("user_message_rate", c.UserMessageRate),
 		slog.Int("user_message_burst", c.UserMessageBurst),
 		slog.String("metrics_token", c.MetricsToken.String()),

@@ -40,10 +40,17 @@ func (deploymentHandler) Stage(a Artifacts) string {
 
 func (deploymentHandler) stages() []string { return []string{StagePrepare, StageRollout, StageMonitor} }
 
-// tools: the same three in every stage; the stage texts say which one fits when, and the
-// deploy tool itself refuses without an armed guard.
-func (deploymentHandler) tools(string) []string {
-	return []string{"check_risk_guard", "deploy_strategy", "get_deployment_status"}
+// tools follow the stage texts: preparing arms the risk guard and deploys nothing; the
+// rollout deploys once the guard is armed and follows the rollout; monitoring reads the
+// deployment and the guard and never deploys again.
+func (deploymentHandler) tools(stage string) []string {
+	switch stage {
+	case StagePrepare:
+		return []string{toolCheckRiskGuard}
+	case StageRollout:
+		return []string{toolDeploy, toolDeploymentStatus}
+	}
+	return []string{toolDeploymentStatus, toolCheckRiskGuard}
 }
 
 // Enter implements [Handler]: a deployment starts over from ready, keeping the ids found.

@@ -292,7 +292,7 @@ func TestPrompt(t *testing.T) {
 		}},
 		{"at the limit is not past it", phases.Deployment, PromptInput{Locale: "en", Stage: StageMonitor, TurnCount: 5, TurnLimit: 5}, Pieces{
 			Texts:        []string{"deployment/skills@en {{missing_fields}}", "deployment/stages/monitor@en {{missing_fields}}"},
-			AllowedTools: []string{"check_risk_guard", "deploy_strategy", "get_deployment_status"}, ToolChoice: "auto", MaxOutputTokens: 2000,
+			AllowedTools: []string{"get_deployment_status", "check_risk_guard"}, ToolChoice: "auto", MaxOutputTokens: 2000,
 		}},
 		{"past the limit nudges without tools", phases.Deployment, PromptInput{Locale: "en", Stage: StageRollout, TurnCount: 6, TurnLimit: 5}, Pieces{
 			Texts:      []string{"deployment/nudge@en {{missing_fields}}"},
@@ -313,6 +313,66 @@ func TestPrompt(t *testing.T) {
 				t.Errorf("Prompt (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStageTools: each stage offers the tools its text tells the model to call, and no
+// other: deploy_strategy only in the rollout (after the guard is armed), never while
+// preparing or monitoring.
+func TestStageTools(t *testing.T) {
+	cases := []struct {
+		phase phases.Phase
+		stage string
+		want  []string
+	}{
+		{phases.Strategy, StageDraft, []string{"validate_strategy"}},
+		{phases.Strategy, StageBacktest, []string{"run_backtest", "validate_strategy"}},
+		{phases.Strategy, StageConfirm, nil},
+		{phases.StressTest, StageBootstrap, []string{"run_stress_scenarios"}},
+		{phases.StressTest, StageScenario, []string{"run_stress_scenarios", "get_stress_report"}},
+		{phases.StressTest, StageFeedback, []string{"run_stress_scenarios", "get_stress_report"}},
+		{phases.Deployment, StagePrepare, []string{"check_risk_guard"}},
+		{phases.Deployment, StageRollout, []string{"deploy_strategy", "get_deployment_status"}},
+		{phases.Deployment, StageMonitor, []string{"get_deployment_status", "check_risk_guard"}},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.phase)+"/"+tc.stage, func(t *testing.T) {
+			got, err := handlerFor(t, tc.phase).Prompt(fakeSkills{}, PromptInput{Locale: "en", Stage: tc.stage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.AllowedTools); diff != "" {
+				t.Errorf("allowed tools (-want +got):\n%s", diff)
+			}
+			wantChoice := "auto"
+			if tc.want == nil {
+				wantChoice = "none"
+			}
+			if got.ToolChoice != wantChoice {
+				t.Errorf("tool_choice = %s, want %s", got.ToolChoice, wantChoice)
+			}
+		})
+	}
+}
+
+func TestToolsOf(t *testing.T) {
+	all := []string{"validate_strategy", "run_backtest", "run_stress_scenarios", "get_stress_report", "check_risk_guard", "deploy_strategy", "get_deployment_status"}
+	cases := []struct {
+		label string
+		want  []string
+	}{
+		{"strategy_engine", []string{"validate_strategy", "run_backtest"}},
+		{"risk_lab", []string{"run_stress_scenarios", "get_stress_report"}},
+		{"deployer", []string{"check_risk_guard", "deploy_strategy", "get_deployment_status"}},
+		{"my_own_server", all},
+	}
+	for _, tc := range cases {
+		if diff := cmp.Diff(tc.want, ToolsOf(tc.label, all)); diff != "" {
+			t.Errorf("ToolsOf(%s) (-want +got):\n%s", tc.label, diff)
+		}
+	}
+	if got := ToolsOf("deployer", []string{"validate_strategy"}); got != nil {
+		t.Errorf("ToolsOf(deployer, [validate_strategy]) = %v, want none", got)
 	}
 }
 

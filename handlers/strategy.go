@@ -18,7 +18,11 @@ const (
 )
 
 // toolValidateStrategy is the tool whose result names the strategy's id.
-const toolValidateStrategy = "validate_strategy"
+// The strategy engine's tools.
+const (
+	toolValidateStrategy = "validate_strategy"
+	toolRunBacktest      = "run_backtest"
+)
 
 // strategyHandler runs the strategy phase. It completes when the strategy is confirmed, its
 // backtest completed and the user asked to move on (in chat or through the confirm route).
@@ -57,7 +61,7 @@ func (strategyHandler) tools(stage string) []string {
 	case StageDraft:
 		return []string{toolValidateStrategy}
 	case StageBacktest:
-		return []string{"run_backtest", toolValidateStrategy}
+		return []string{toolRunBacktest, toolValidateStrategy}
 	}
 	return nil
 }

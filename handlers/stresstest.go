@@ -38,10 +38,14 @@ func (stressTestHandler) stages() []string {
 	return []string{StageBootstrap, StageScenario, StageFeedback}
 }
 
-// tools: every stage may run scenarios and read a report, because the user may ask for a
-// rerun with other scenarios at any point.
-func (stressTestHandler) tools(string) []string {
-	return []string{"run_stress_scenarios", "get_stress_report"}
+// tools: agreeing on scenarios may run them when the user asks to start at once, but
+// there is no report to read yet; running and the feedback may rerun scenarios and read
+// the report, because the user may ask for a rerun with other scenarios at any point.
+func (stressTestHandler) tools(stage string) []string {
+	if stage == StageBootstrap {
+		return []string{toolRunStress}
+	}
+	return []string{toolRunStress, toolGetStressReport}
 }
 
 // Enter implements [Handler]: a second stress test decides afresh, keeping the ids found.

@@ -27,7 +27,7 @@ func (ex *execution) call(ctx context.Context, prompt, correction, reason string
 	}
 	zero := 0.0
 	req := upstream.Request{
-		Instructions: system, Input: []upstream.InputItem{{Role: "user", Content: prompt}}, Temperature: &zero,
+		Instructions: system, Input: []upstream.InputItem{{Role: "user", Content: prompt}}, Temperature: &zero, Owner: ex.req.UserID,
 		JSON: &upstream.JSONOutput{Name: ex.sk.Name, Schema: ex.sk.strict, TextRules: ex.sk.text("text_json_rules", ex.locale)},
 	}
 	var b strings.Builder

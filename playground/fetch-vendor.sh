@@ -13,6 +13,7 @@ cd "$(dirname "$0")"
 packages=(
   "marked    18.2.1 d66c5213fc203466186060105b01f51896764ba64b3797d2620d02e28e34b8ca lib/marked.esm.js   marked.esm.js"
   "dompurify 3.4.18 8b86f79c6481fec23dd81d4de32179422668912ed033c0c47e786a6e70cb3379 dist/purify.es.mjs  purify.es.mjs"
+  "js-yaml   4.3.2  c7b241d2224cf9253ff53854aa4cee87da91bd889c4d0fa3a3ffd1041ecee5b1 dist/js-yaml.mjs    js-yaml.mjs"
 )
 
 work=$(mktemp -d)

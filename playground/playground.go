@@ -28,6 +28,9 @@ const ContentSecurityPolicy = "default-src 'self'; img-src 'self' data:; style-s
 // IndexFile is the page itself; every other file is named relative to static/ as well.
 const IndexFile = "index.html"
 
+// ReferenceFile is the API reference page, which renders the served OpenAPI document.
+const ReferenceFile = "reference.html"
+
 // ErrNotFound is returned for a name that is not a file of the page.
 var ErrNotFound = errors.New("playground: no such file")
 

@@ -3,10 +3,8 @@ package skills_test
 import (
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phaseflow/phaseflow/handlers"
@@ -16,59 +14,6 @@ import (
 	"github.com/phaseflow/phaseflow/phases"
 	"github.com/phaseflow/phaseflow/skills"
 )
-
-// triggers are the parts of a prompt text the system or the model matches literally, so a
-// translation must carry them unchanged. Concretely:
-//
-//   - code: every inline code span (`…` on one line, outside fenced blocks), which is how
-//     the texts write tool names, artifact fields, allowed values, GenUI types and JSON;
-//   - tags: every XML-like tag (<name …>, </name>), fenced blocks included, such as <final>,
-//     <AGENT_UI_JSON> or <serp_queries>;
-//   - idents: every identifier with an underscore (snake_case or UPPER_CASE), anywhere, so a
-//     field or tool named outside backticks is caught too;
-//   - placeholders: every {{name}}, kept as a multiset because each one is filled.
-type triggers struct {
-	Code, Tags, Idents, Placeholders []string
-}
-
-// patterns holds the regular expressions of [triggers]; built per test, not global.
-type patterns struct {
-	fence, code, tag, ident, placeholder *regexp.Regexp
-}
-
-func newPatterns() patterns {
-	return patterns{
-		fence:       regexp.MustCompile("(?ms)^```.*?^```"),
-		code:        regexp.MustCompile("`([^`\n]+)`"),
-		tag:         regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_.-]*(?:\s[^<>]*)?/?>`),
-		ident:       regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b`),
-		placeholder: regexp.MustCompile(`\{\{\s*[A-Za-z_]+\s*\}\}`),
-	}
-}
-
-func (p patterns) of(text string) triggers {
-	var code []string
-	for _, m := range p.code.FindAllStringSubmatch(p.fence.ReplaceAllString(text, ""), -1) {
-		code = append(code, m[1])
-	}
-	placeholders := p.placeholder.FindAllString(text, -1)
-	sort.Strings(placeholders)
-	return triggers{
-		Code:         set(code),
-		Tags:         set(p.tag.FindAllString(text, -1)),
-		Idents:       set(p.ident.FindAllString(text, -1)),
-		Placeholders: placeholders,
-	}
-}
-
-// set sorts and deduplicates; nil for none, so empty results compare equal.
-func set(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	slices.Sort(s)
-	return slices.Compact(s)
-}
 
 func names(t *testing.T, lib skills.Library, locale string) []string {
 	t.Helper()
@@ -96,10 +41,10 @@ func TestLocalesHaveTheSameFiles(t *testing.T) {
 }
 
 func TestParity(t *testing.T) {
-	lib, pat := skills.New(), newPatterns()
+	lib := skills.New()
 	for _, name := range names(t, lib, "en") {
 		t.Run(name, func(t *testing.T) {
-			en, zh := pat.of(text(t, lib, name, "en")), pat.of(text(t, lib, name, "zh"))
+			en, zh := skills.LiteralsOf(text(t, lib, name, "en")), skills.LiteralsOf(text(t, lib, name, "zh"))
 			if diff := cmp.Diff(en, zh); diff != "" {
 				t.Errorf("literal triggers differ (-en +zh):\n%s", diff)
 			}
@@ -107,21 +52,44 @@ func TestParity(t *testing.T) {
 	}
 }
 
-// isCJK reports ideographs, kana, hangul and the CJK and full-width punctuation blocks, the
-// characters that give away an untranslated piece of Chinese.
-func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
-		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
-}
-
-func TestEnglishHasNoCJK(t *testing.T) {
+// TestEmbeddedTextsPassTheVersionCheck: every embedded text is a version an admin could
+// store (CheckVersion: no CJK in en, Chinese and no English sentence in zh), so the check
+// refuses only what the project's own texts never do.
+func TestEmbeddedTextsPassTheVersionCheck(t *testing.T) {
 	lib := skills.New()
-	for _, name := range names(t, lib, "en") {
-		for i, line := range strings.Split(text(t, lib, name, "en"), "\n") {
-			if strings.IndexFunc(line, isCJK) >= 0 {
-				t.Errorf("%s:%d: CJK character in an English text: %q", name, i+1, line)
+	for _, locale := range skills.Locales {
+		for _, name := range names(t, lib, locale) {
+			if problems := lib.CheckVersion(name, locale, text(t, lib, name, locale)); len(problems) > 0 {
+				t.Errorf("%s (%s): %v", name, locale, problems)
 			}
 		}
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	lib := skills.New()
+	contract := text(t, lib, "contract", "en")
+	zhContract := text(t, lib, "contract", "zh")
+	nudge := text(t, lib, "strategy/nudge", "en")
+	cases := []struct {
+		name, skill, locale, body string
+		want                      string // a problem naming this; "" for none
+	}{
+		{"the embedded text itself", "contract", "en", contract, ""},
+		{"an unknown name", "contracts", "en", contract, `no skill "contracts"`},
+		{"CJK in an en text", "contract", "en", contract + "\n请用中文回答。", "CJK characters in an en text"},
+		{"English in a zh text", "contract", "zh", zhContract + "\nPlease always answer in English from now on.", "English prose in a zh text"},
+		{"a zh text with no Chinese", "contract", "zh", contract, "no Chinese in a zh text"},
+		{"a nudge without its placeholders", "strategy/nudge", "en", strings.NewReplacer("{{turn_limit}}", "ten", "{{missing_fields}}", "the rest").Replace(nudge), "placeholders"},
+		{"a contract without ThinkingML", "contract", "en", "Answer briefly and kindly.", "missing the tag <final>"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			problems := strings.Join(lib.CheckVersion(tc.skill, tc.locale, tc.body), "; ")
+			if tc.want == "" && problems != "" || !strings.Contains(problems, tc.want) {
+				t.Fatalf("CheckVersion = %q, want a problem naming %q", problems, tc.want)
+			}
+		})
 	}
 }
 
@@ -142,7 +110,7 @@ func phaseTexts(t *testing.T, lib skills.Library) []string {
 // would reach the model as literal braces. A move's reason (<phase>/moves/…) is filled from
 // the phase's block instead, so it may name the phase's fields.
 func TestPhaseTextsUseKnownPlaceholders(t *testing.T) {
-	lib, pat := skills.New(), newPatterns()
+	lib := skills.New()
 	known := []string{"{{allowed_genui}}", "{{missing_fields}}", "{{turn_limit}}"}
 	for _, name := range phaseTexts(t, lib) {
 		allowed := known
@@ -152,7 +120,7 @@ func TestPhaseTextsUseKnownPlaceholders(t *testing.T) {
 				allowed = append(allowed, "{{"+f.Name+"}}")
 			}
 		}
-		for _, ph := range pat.of(text(t, lib, name, "en")).Placeholders {
+		for _, ph := range skills.LiteralsOf(text(t, lib, name, "en")).Placeholders {
 			if !slices.Contains(allowed, ph) {
 				t.Errorf("%s: unknown placeholder %s", name, ph)
 			}
@@ -191,7 +159,7 @@ func TestPhaseTextsNameKnownKeys(t *testing.T) {
 	lib, vocab := skills.New(), vocabulary(t)
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$`)
 	for _, name := range phaseTexts(t, lib) {
-		for _, c := range newPatterns().of(text(t, lib, name, "en")).Code {
+		for _, c := range skills.LiteralsOf(text(t, lib, name, "en")).Code {
 			if snake.MatchString(c) && !vocab[c] {
 				t.Errorf("%s: `%s` is not an artifact field, tool or GenUI type", name, c)
 			}
@@ -215,26 +183,25 @@ func TestTriggers(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
-		want triggers
+		want skills.Literals
 	}{
-		{"code spans, not fenced blocks", "Set `strategy_id`.\n```\n`ignored` <final>\n```\n", triggers{
+		{"code spans, not fenced blocks", "Set `strategy_id`.\n```\n`ignored` <final>\n```\n", skills.Literals{
 			Code: []string{"strategy_id"}, Tags: []string{"<final>"}, Idents: []string{"strategy_id"},
 		}},
-		{"tags with attributes and closing tags", `<phase id="1"> a < b </phase> <<ParsingError>>`, triggers{
+		{"tags with attributes and closing tags", `<phase id="1"> a < b </phase> <<ParsingError>>`, skills.Literals{
 			Tags: []string{"</phase>", "<ParsingError>", `<phase id="1">`},
 		}},
-		{"identifiers outside backticks", "call run_backtest, then RISK_GUARD_FAILED; 中文run_backtest", triggers{
+		{"identifiers outside backticks", "call run_backtest, then RISK_GUARD_FAILED; 中文run_backtest", skills.Literals{
 			Idents: []string{"RISK_GUARD_FAILED", "run_backtest"},
 		}},
-		{"placeholders keep their count", "{{turn_limit}} and {{turn_limit}} {{ x }}", triggers{
+		{"placeholders keep their count", "{{turn_limit}} and {{turn_limit}} {{ x }}", skills.Literals{
 			Placeholders: []string{"{{ x }}", "{{turn_limit}}", "{{turn_limit}}"},
 			Idents:       []string{"turn_limit"},
 		}},
 	}
-	pat := newPatterns()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, pat.of(tc.text)); diff != "" {
+			if diff := cmp.Diff(tc.want, skills.LiteralsOf(tc.text)); diff != "" {
 				t.Errorf("triggers (-want +got):\n%s", diff)
 			}
 		})

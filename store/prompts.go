@@ -136,6 +136,22 @@ func (s *Store) activatePromptTx(ctx context.Context, tx *sqlx.Tx, id string) (*
 	return &p, nil
 }
 
+// DeactivatePrompt makes version id inactive, so its name and locale are back to the
+// embedded text from the next turn on (deactivating an inactive version changes nothing).
+// It returns the prompt, or ErrNotFound when no version has that id.
+func (s *Store) DeactivatePrompt(ctx context.Context, id string) (*Prompt, error) {
+	var p Prompt
+	err := s.db.GetContext(ctx, &p, s.db.Rebind(`UPDATE prompts SET active = ? WHERE id = ? RETURNING `+promptColumns), false, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: deactivate prompt: %w", err)
+	}
+	p.CreatedAt = p.CreatedAt.UTC()
+	return &p, nil
+}
+
 // ActivePrompts returns the body of every active prompt version in locale, by name: a turn
 // reads them once, in one query (usually none is active and the embedded files apply).
 func (s *Store) ActivePrompts(ctx context.Context, locale string) (map[string]string, error) {

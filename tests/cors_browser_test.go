@@ -34,11 +34,23 @@ func noBrowser(t *testing.T, format string, args ...any) {
 	t.Skipf(format+" (install chromium to run this test; CI fails instead of skipping)", args...)
 }
 
-// TestBrowserFollowsATurnFromAnotherOrigin loads a page from a second loopback origin in
-// headless Chromium. The page posts a message to the API (a CORS preflight, since it sends
-// Authorization and JSON) and follows the reply with EventSource and the stream token. The
-// text it assembles must be the persisted reply.
-func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
+// followResult is what follow.js leaves in window.result.
+type followResult struct {
+	Done       bool           `json:"done"`
+	Error      any            `json:"error"`
+	PostStatus int            `json:"postStatus"`
+	RequestID  string         `json:"requestId"`
+	MessageID  string         `json:"messageId"`
+	Deltas     string         `json:"deltas"`
+	Events     []string       `json:"events"`
+	IDs        []int64        `json:"ids"`
+	Completed  map[string]any `json:"completed"`
+}
+
+// followPage serves testdata/browser from a second loopback origin, starts a server that
+// lets it in (CORS), and returns both with a Chromium tab.
+func followPage(t *testing.T) (string, *server, context.Context) {
+	t.Helper()
 	browser, err := findChromium()
 	if err != nil {
 		noBrowser(t, "no Chromium found: %v", err)
@@ -51,27 +63,18 @@ func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
 	pages := &http.Server{Handler: http.FileServer(http.Dir("testdata/browser")), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = pages.Serve(pageLn) }()
 	t.Cleanup(func() { _ = pages.Close() })
-
 	s := startServer(t, "PHASEFLOW_CORS_ORIGINS="+pageOrigin)
-	tok := s.token("browser-user")
-	ctx := newBrowser(t, browser)
+	return pageOrigin, s, newBrowser(t, browser)
+}
 
-	hash := url.Values{"api": {s.base}, "token": {tok}, "text": {"Draft a momentum strategy for BTC [[pace_ms:5]]"}}.Encode()
-	var result struct {
-		Done       bool           `json:"done"`
-		Error      any            `json:"error"`
-		PostStatus int            `json:"postStatus"`
-		RequestID  string         `json:"requestId"`
-		MessageID  string         `json:"messageId"`
-		Deltas     string         `json:"deltas"`
-		Events     []string       `json:"events"`
-		Completed  map[string]any `json:"completed"`
-	}
+// runFollow opens follow.html with the hash's parameters and waits for its result.
+func runFollow(t *testing.T, ctx context.Context, pageOrigin string, hash url.Values) followResult {
+	t.Helper()
 	// The first Run of a chromedp context owns the browser and must not have a timeout;
 	// newBrowser made it. Later actions run with one.
 	actx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	if err := chromedp.Do(actx, chromedp.Navigate(pageOrigin+"/follow.html#"+hash)); err != nil {
+	if err := chromedp.Do(actx, chromedp.Navigate(pageOrigin+"/follow.html#"+hash.Encode())); err != nil {
 		t.Fatalf("open the page: %v", err)
 	}
 	if _, err := chromedp.Run(actx, chromedp.Poll[bool](`window.result && window.result.done`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
@@ -81,12 +84,24 @@ func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var result followResult
 	if err := json.Unmarshal([]byte(raw), &result); err != nil {
 		t.Fatalf("window.result %s: %v", raw, err)
 	}
 	if result.Error != nil || result.PostStatus != http.StatusAccepted {
 		t.Fatalf("the page failed: post %d, error %v, events %v", result.PostStatus, result.Error, result.Events)
 	}
+	return result
+}
+
+// TestBrowserFollowsATurnFromAnotherOrigin loads a page from a second loopback origin in
+// headless Chromium. The page posts a message to the API (a CORS preflight, since it sends
+// Authorization and JSON) and follows the reply with EventSource and the stream token. The
+// text it assembles must be the persisted reply.
+func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
+	pageOrigin, s, ctx := followPage(t)
+	tok := s.token("browser-user")
+	result := runFollow(t, ctx, pageOrigin, url.Values{"api": {s.base}, "token": {tok}, "text": {"Draft a momentum strategy for BTC [[pace_ms:5]]"}})
 	if result.RequestID == "" {
 		t.Error("X-Request-Id is not readable cross-origin (Access-Control-Expose-Headers)")
 	}
@@ -96,6 +111,30 @@ func TestBrowserFollowsATurnFromAnotherOrigin(t *testing.T) {
 	msg := waitFinished(t, s, tok, result.MessageID)
 	if msg["content"] != result.Deltas || result.Deltas == "" || !strings.Contains(result.Deltas, "<final>") {
 		t.Fatalf("the page assembled %q, the server persisted %q", result.Deltas, msg["content"])
+	}
+}
+
+// TestBrowserFollowsThroughCuts: Chromium's own EventSource follows a turn through a proxy
+// that cuts its connections in the middle of data: lines and at frame boundaries, and
+// reconnects on its own with Last-Event-ID: it assembles exactly the stored reply, every
+// event once, in order.
+func TestBrowserFollowsThroughCuts(t *testing.T) {
+	pageOrigin, s, ctx := followPage(t)
+	tok := s.token("browser-cuts")
+	proxy := newCutSchedule(t, s.base, sseCuts)
+	result := runFollow(t, ctx, pageOrigin, url.Values{"api": {s.base}, "via": {proxy.URL()}, "token": {tok},
+		"text": {"A plain reply [[scenario:default]] [[pace_ms:20]]"}})
+	msg := waitFinished(t, s, tok, result.MessageID)
+	if msg["content"] != result.Deltas || result.Deltas == "" {
+		t.Fatalf("through the cuts the page assembled %q, the server persisted %q", result.Deltas, msg["content"])
+	}
+	for i, id := range result.IDs {
+		if id != int64(i+1) {
+			t.Fatalf("the page handled the events %v: want each once, in order, from 1", result.IDs)
+		}
+	}
+	if n := proxy.served(); n != len(sseCuts)+1 {
+		t.Errorf("the page opened %d event streams, want %d (one per cut, and the last)", n, len(sseCuts)+1)
 	}
 }
 

@@ -108,69 +108,71 @@ func (w *wholeEvents) Close() error { return w.rc.Close() }
 // proxy that drops the first connection mid-stream. The client must assemble exactly the
 // persisted reply, and the server's 204 after the terminal event must stop its reconnects.
 func TestEventSourceClientResumesThroughADroppedConnection(t *testing.T) {
-	s := startServer(t)
-	tok := s.token("ivy")
-	sid := s.newSession(tok, "en")
-	a := s.post(tok, sid, "through a bad network [[pace_ms:20]]")
-	proxy := newCuttingProxy(t, strings.TrimPrefix(s.base, "http://"), 2500)
+	eachStore(t, func(t *testing.T) {
+		s := startServer(t)
+		tok := s.token("ivy")
+		sid := s.newSession(tok, "en")
+		a := s.post(tok, sid, "through a bad network [[pace_ms:20]]")
+		proxy := newCuttingProxy(t, strings.TrimPrefix(s.base, "http://"), 2500)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	client := sse.NewClient("http://" + proxy.ln.Addr().String() + a.eventsURL())
-	// The library retries forever by default, ignores ctx between attempts and treats 204
-	// as a retryable failure (go-deps.md); a real EventSource stops on 204.
-	client.ReconnectStrategy = backoff.WithContext(backoff.NewConstantBackOff(50*time.Millisecond), ctx)
-	client.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
-		if resp.StatusCode == http.StatusOK {
-			resp.Body = &wholeEvents{rc: resp.Body}
-			return nil
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		client := sse.NewClient("http://" + proxy.ln.Addr().String() + a.eventsURL())
+		// The library retries forever by default, ignores ctx between attempts and treats 204
+		// as a retryable failure (go-deps.md); a real EventSource stops on 204.
+		client.ReconnectStrategy = backoff.WithContext(backoff.NewConstantBackOff(50*time.Millisecond), ctx)
+		client.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
+			if resp.StatusCode == http.StatusOK {
+				resp.Body = &wholeEvents{rc: resp.Body}
+				return nil
+			}
+			resp.Body.Close()
+			return backoff.Permanent(fmt.Errorf("status %d", resp.StatusCode))
 		}
-		resp.Body.Close()
-		return backoff.Permanent(fmt.Errorf("status %d", resp.StatusCode))
-	}
 
-	var ids []int64
-	var text strings.Builder
-	var terminal string
-	handle := func(ev *sse.Event) {
-		name := string(ev.Event)
-		if name == "heartbeat" || name == "" {
-			return
+		var ids []int64
+		var text strings.Builder
+		var terminal string
+		handle := func(ev *sse.Event) {
+			name := string(ev.Event)
+			if name == "heartbeat" || name == "" {
+				return
+			}
+			id, _ := strconv.ParseInt(string(ev.ID), 10, 64)
+			ids = append(ids, id)
+			var d struct{ Delta, State string }
+			_ = json.Unmarshal(ev.Data, &d)
+			switch {
+			case name == "content_delta":
+				text.WriteString(d.Delta)
+			case name == "status" && d.State == "retrying":
+				text.Reset()
+			case name == "completed" || name == "error":
+				terminal = name
+			}
 		}
-		id, _ := strconv.ParseInt(string(ev.ID), 10, 64)
-		ids = append(ids, id)
-		var d struct{ Delta, State string }
-		_ = json.Unmarshal(ev.Data, &d)
-		switch {
-		case name == "content_delta":
-			text.WriteString(d.Delta)
-		case name == "status" && d.State == "retrying":
-			text.Reset()
-		case name == "completed" || name == "error":
-			terminal = name
+		// The library ends a subscription without error when the server closes the stream,
+		// where EventSource reconnects; so reconnect the way EventSource does, keeping the
+		// client (and with it the Last-Event-ID it sends) until the server says 204.
+		var err error
+		for attempt := 0; attempt < 10 && err == nil; attempt++ {
+			err = client.SubscribeRawWithContext(ctx, handle)
 		}
-	}
-	// The library ends a subscription without error when the server closes the stream,
-	// where EventSource reconnects; so reconnect the way EventSource does, keeping the
-	// client (and with it the Last-Event-ID it sends) until the server says 204.
-	var err error
-	for attempt := 0; attempt < 10 && err == nil; attempt++ {
-		err = client.SubscribeRawWithContext(ctx, handle)
-	}
-	client.Connection.CloseIdleConnections() // lets the proxy's pipes end
-	if err == nil || !strings.Contains(err.Error(), "204") {
-		t.Fatalf("subscription ended with %v, want the permanent 204 after the terminal event", err)
-	}
-	if proxy.conns.Load() < 2 {
-		t.Fatalf("%d connections; the first should have been cut and the stream resumed on another", proxy.conns.Load())
-	}
-	for i, id := range ids {
-		if id != int64(i+1) {
-			t.Fatalf("event %d has id %d across the reconnect, want %d (gap or duplicate)", i, id, i+1)
+		client.Connection.CloseIdleConnections() // lets the proxy's pipes end
+		if err == nil || !strings.Contains(err.Error(), "204") {
+			t.Fatalf("subscription ended with %v, want the permanent 204 after the terminal event", err)
 		}
-	}
-	msg := waitFinished(t, s, tok, a.MessageID)
-	if terminal != "completed" || msg["content"] != text.String() {
-		t.Fatalf("assembled %q (terminal %q), persisted %q", text.String(), terminal, msg["content"])
-	}
+		if proxy.conns.Load() < 2 {
+			t.Fatalf("%d connections; the first should have been cut and the stream resumed on another", proxy.conns.Load())
+		}
+		for i, id := range ids {
+			if id != int64(i+1) {
+				t.Fatalf("event %d has id %d across the reconnect, want %d (gap or duplicate)", i, id, i+1)
+			}
+		}
+		msg := waitFinished(t, s, tok, a.MessageID)
+		if terminal != "completed" || msg["content"] != text.String() {
+			t.Fatalf("assembled %q (terminal %q), persisted %q", text.String(), terminal, msg["content"])
+		}
+	})
 }

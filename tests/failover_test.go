@@ -81,67 +81,71 @@ func routeOf(t *testing.T, evs []sseEvent) (routed, last map[string]any) {
 }
 
 func TestFailoverFrom429And500AndARefusedConnectionToTheHealthyEndpoint(t *testing.T) {
-	refused := refusedURL(t)
-	s := startServerWith(t, func(mockURL string) []string {
-		return upstreamsEnv(t, []endpointSpec{
-			{ID: 11, URL: faultURL(mockURL, "http_429"), Model: "model-429", Wire: "responses", Priority: 1},
-			{ID: 12, URL: faultURL(mockURL, "http_500"), Model: "model-500", Wire: "chat", Priority: 2},
-			{ID: 13, URL: refused, Model: "model-refused", Wire: "responses", Priority: 3},
-			{ID: 14, URL: mockURL, Model: "healthy-model", Wire: "chat", Priority: 4},
+	eachStore(t, func(t *testing.T) {
+		refused := refusedURL(t)
+		s := startServerWith(t, func(mockURL string) []string {
+			return upstreamsEnv(t, []endpointSpec{
+				{ID: 11, URL: faultURL(mockURL, "http_429"), Model: "model-429", Wire: "responses", Priority: 1},
+				{ID: 12, URL: faultURL(mockURL, "http_500"), Model: "model-500", Wire: "chat", Priority: 2},
+				{ID: 13, URL: refused, Model: "model-refused", Wire: "responses", Priority: 3},
+				{ID: 14, URL: mockURL, Model: "healthy-model", Wire: "chat", Priority: 4},
+			})
 		})
-	})
-	tok := s.token("failover")
-	sid := s.newSession(tok, "en")
-	_, evs, _ := fullTurn(t, s, tok, sid, "Draft a momentum strategy for BTC")
-	routed, completed := routeOf(t, evs)
-	want := map[string]any{"endpoint_id": float64(14), "provider": "openai_compatible", "resolved_model": "healthy-model"}
-	for k, v := range want {
-		if routed[k] != v || completed[k] != v {
-			t.Errorf("%s: routed says %v, completed says %v, want %v (the endpoint that answered)", k, routed[k], completed[k], v)
+		tok := s.token("failover")
+		sid := s.newSession(tok, "en")
+		_, evs, _ := fullTurn(t, s, tok, sid, "Draft a momentum strategy for BTC")
+		routed, completed := routeOf(t, evs)
+		want := map[string]any{"endpoint_id": float64(14), "provider": "openai_compatible", "resolved_model": "healthy-model"}
+		for k, v := range want {
+			if routed[k] != v || completed[k] != v {
+				t.Errorf("%s: routed says %v, completed says %v, want %v (the endpoint that answered)", k, routed[k], completed[k], v)
+			}
 		}
-	}
-	if n := requestsUnder(t, s, "/fault/http_429/"); n != 1 {
-		t.Errorf("the 429 endpoint got %d requests, want 1", n)
-	}
-	if n := requestsUnder(t, s, "/fault/http_500/"); n != 1 {
-		t.Errorf("the 500 endpoint got %d requests, want 1", n)
-	}
+		if n := requestsUnder(t, s, "/fault/http_429/"); n != 1 {
+			t.Errorf("the 429 endpoint got %d requests, want 1", n)
+		}
+		if n := requestsUnder(t, s, "/fault/http_500/"); n != 1 {
+			t.Errorf("the 500 endpoint got %d requests, want 1", n)
+		}
+	})
 }
 
 func TestBreakerSkipsAFailingEndpointAndProbesItAgain(t *testing.T) {
-	s := startServerWith(t, func(mockURL string) []string {
-		return upstreamsEnv(t, []endpointSpec{
-			{ID: 1, URL: faultURL(mockURL, "http_500"), Model: "m", Wire: "responses", Priority: 1},
-			{ID: 2, URL: mockURL, Model: "m", Wire: "responses", Priority: 2},
-		}, "PHASEFLOW_UPSTREAM_BREAKER_FAILURES=2", "PHASEFLOW_UPSTREAM_BREAKER_COOLDOWN=2s")
-	})
-	tok := s.token("breaker")
-	sid := s.newSession(tok, "en")
-	turn := func() {
-		t.Helper()
-		_, evs, _ := fullTurn(t, s, tok, sid, "tell me more")
-		if routed, _ := routeOf(t, evs); routed["endpoint_id"] != float64(2) {
-			t.Fatalf("routed to %v, want endpoint 2", routed)
+	eachStore(t, func(t *testing.T) {
+		s := startServerWith(t, func(mockURL string) []string {
+			return upstreamsEnv(t, []endpointSpec{
+				{ID: 1, URL: faultURL(mockURL, "http_500"), Model: "m", Wire: "responses", Priority: 1},
+				{ID: 2, URL: mockURL, Model: "m", Wire: "responses", Priority: 2},
+			}, "PHASEFLOW_UPSTREAM_BREAKER_FAILURES=2", "PHASEFLOW_UPSTREAM_BREAKER_COOLDOWN=2s")
+		})
+		tok := s.token("breaker")
+		sid := s.newSession(tok, "en")
+		turn := func() {
+			t.Helper()
+			_, evs, _ := fullTurn(t, s, tok, sid, "tell me more")
+			if routed, _ := routeOf(t, evs); routed["endpoint_id"] != float64(2) {
+				t.Fatalf("routed to %v, want endpoint 2", routed)
+			}
 		}
-	}
-	failing := func() int { return requestsUnder(t, s, "/fault/http_500/") }
-	turn()
-	turn()
-	if n := failing(); n != 2 {
-		t.Fatalf("the failing endpoint got %d requests in two turns, want 2", n)
-	}
-	turn()
-	if n := failing(); n != 2 {
-		t.Fatalf("with its breaker open the failing endpoint still got a request (%d)", n)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for failing() == 2 { // after the 2s cool-down a turn probes it
-		if time.Now().After(deadline) {
-			t.Fatal("the failing endpoint was never probed after its cool-down")
+		failing := func() int { return requestsUnder(t, s, "/fault/http_500/") }
+		turn()
+		turn()
+		if n := failing(); n != 2 {
+			t.Fatalf("the failing endpoint got %d requests in two turns, want 2", n)
 		}
 		turn()
-	}
-	if n := failing(); n != 3 {
-		t.Fatalf("the probe sent %d requests, want exactly one", n-2)
-	}
+		if n := failing(); n != 2 {
+			t.Fatalf("with its breaker open the failing endpoint still got a request (%d)", n)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for failing() == 2 { // after the 2s cool-down a turn probes it
+			if time.Now().After(deadline) {
+				t.Fatal("the failing endpoint was never probed after its cool-down")
+			}
+			turn()
+		}
+		if n := failing(); n != 3 {
+			t.Fatalf("the probe sent %d requests, want exactly one", n-2)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build phaseflow:", err)
 		os.Exit(1)
 	}
+	// Every answer a test receives through the default client is checked against the
+	// OpenAPI document (openapi_check_test.go).
+	http.DefaultClient.Transport = checkingTransport{base: http.DefaultTransport}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -175,7 +179,10 @@ func startServerOn(t *testing.T, bin string, extra func(mockURL string) []string
 	t.Helper()
 	_, mockURL := start(t, "PHASEFLOW_UPSTREAM_URL=", nil, "mock-upstream", "--addr", "127.0.0.1:0")
 	extraEnv := extra(mockURL)
-	dsn := storetest.PostgresDSN(t)
+	dsn := "" // SQLite in the data dir, the zero-set-up default
+	if !onSQLite(t) {
+		dsn = storetest.PostgresDSN(t)
+	}
 	env := append([]string{
 		"PHASEFLOW_ADDR=127.0.0.1:0",
 		"PHASEFLOW_DATA_DIR=" + t.TempDir(),
@@ -190,6 +197,35 @@ func startServerOn(t *testing.T, bin string, extra func(mockURL string) []string
 	}, extraEnv...)
 	p, addr := startBinary(t, bin, "phaseflow listening on ", env, "serve")
 	return &server{t: t, base: addr, proc: p, mockURL: mockURL, dsn: dsn, env: env, auth: auth.New([]byte(testSecret), "", ""), bin: bin}
+}
+
+// sqliteRuns holds the names of the subtests eachStore runs on SQLite.
+var sqliteRuns sync.Map
+
+// eachStore runs fn twice, as the subtests postgres and sqlite: a server fn (or a subtest
+// of it) starts runs on that store. Every end-to-end test that needs neither several
+// replicas on one database nor a database outage runs on both, since SQLite is what a
+// newcomer gets.
+func eachStore(t *testing.T, fn func(t *testing.T)) {
+	t.Run("postgres", fn)
+	t.Run("sqlite", func(t *testing.T) {
+		sqliteRuns.Store(t.Name(), true)
+		fn(t)
+	})
+}
+
+// onSQLite reports whether t runs inside eachStore's sqlite subtest.
+func onSQLite(t *testing.T) bool {
+	for name := t.Name(); ; {
+		if _, ok := sqliteRuns.Load(name); ok {
+			return true
+		}
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			return false
+		}
+		name = name[:i]
+	}
 }
 
 // crashAndRestart kills the server without a shutdown (as a crash or a lost machine would)

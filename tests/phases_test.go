@@ -2,7 +2,10 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +15,12 @@ import (
 
 // walk drives one session through the API, turn by turn, and keeps what each step needs.
 type walk struct {
-	t    *testing.T
-	s    *server
-	tok  string
-	sid  string
-	turn int
+	t      *testing.T
+	s      *server
+	tok    string
+	sid    string
+	turn   int
+	locale string // the session's, when a test checks what the client reads in it
 }
 
 // say posts text, follows the turn to completed and returns completed.metadata and whether
@@ -36,7 +40,17 @@ func (w *walk) say(text string) (meta map[string]any, changed map[string]any) {
 			changed = ev.Data
 		}
 	}
-	return last.Data["metadata"].(map[string]any), changed
+	meta = last.Data["metadata"].(map[string]any)
+	if changed != nil {
+		pc, _ := meta["phase_change"].(map[string]any)
+		w.inLocale("status: phase_changed reason", fmt.Sprint(changed["reason"]))
+		w.inLocale("completed.metadata.phase_change.reason", fmt.Sprint(pc["reason"]))
+	}
+	// Every checked turn records its reply's language verdict, a passing one too.
+	if lang, _ := meta["reply_language"].(map[string]any); lang["ok"] != true || lang["reason"] == "" {
+		w.t.Fatalf("turn %d (%q): metadata.reply_language = %v, want the passing verdict with its reason", w.turn, text, meta["reply_language"])
+	}
+	return meta, changed
 }
 
 // session reads the session through the API.
@@ -102,6 +116,61 @@ func (w *walk) lastRecorded() recordedBody {
 	return all[len(all)-1]
 }
 
+// inLocale checks that a text the client reads in a zh session holds no English sentence
+// (nothing to check in an en one).
+func (w *walk) inLocale(what, text string) {
+	w.t.Helper()
+	if w.locale != "zh" {
+		return
+	}
+	if runs := langtest.EnglishRuns(text); len(runs) > 0 || text == "" {
+		w.t.Fatalf("turn %d: %s in a zh session is %q (English: %q)", w.turn, what, text, runs)
+	}
+}
+
+// expectOffered checks which MCP servers the last request offered, with which tools: the
+// stage's, each server only those it serves. On the chat wire the request names functions,
+// the tools of the servers Phaseflow listed that they serve, so each must be one of the
+// stage's.
+func (w *walk) expectOffered(want map[string][]string) {
+	w.t.Helper()
+	got, functions := map[string][]string{}, []string{}
+	for _, raw := range w.lastRecorded().Tools {
+		var tool struct {
+			Type         string   `json:"type"`
+			ServerLabel  string   `json:"server_label"`
+			AllowedTools []string `json:"allowed_tools"`
+			Function     struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if json.Unmarshal(raw, &tool) != nil {
+			continue
+		}
+		switch tool.Type {
+		case "mcp":
+			got[tool.ServerLabel] = tool.AllowedTools
+		case "function":
+			functions = append(functions, tool.Function.Name)
+		}
+	}
+	if len(got) == 0 && len(functions) > 0 {
+		var all []string
+		for _, tools := range want {
+			all = append(all, tools...)
+		}
+		for _, f := range functions {
+			if !slices.Contains(all, f) {
+				w.t.Fatalf("turn %d: the upstream was offered the function %s, outside this stage's %v", w.turn, f, all)
+			}
+		}
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		w.t.Fatalf("turn %d: the upstream was offered the MCP tools %v, want %v", w.turn, got, want)
+	}
+}
+
 // recorded returns the bodies of the requests the upstream received, oldest first (the
 // scripted upstream keeps the last 100).
 func (w *walk) recorded() []recordedBody {
@@ -151,9 +220,11 @@ func (w *walk) confirm(strategyID string) {
 }
 
 func TestPhasesWalkFromStrategyToCompleted(t *testing.T) {
-	for _, locale := range []string{"en", "zh"} {
-		t.Run(locale, func(t *testing.T) { walkAllPhases(t, locale) })
-	}
+	eachStore(t, func(t *testing.T) {
+		for _, locale := range []string{"en", "zh"} {
+			t.Run(locale, func(t *testing.T) { walkAllPhases(t, locale) })
+		}
+	})
 }
 
 func walkAllPhases(t *testing.T, locale string) {
@@ -162,7 +233,7 @@ func walkAllPhases(t *testing.T, locale string) {
 
 // walkPhases drives a session of s through every phase to completed.
 func walkPhases(t *testing.T, s *server, locale string) {
-	w := &walk{t: t, s: s, tok: s.token("walker-" + locale)}
+	w := &walk{t: t, s: s, tok: s.token("walker-" + locale), locale: locale}
 	w.sid = s.newSession(w.tok, locale)
 	say := func(en, zh string) (map[string]any, map[string]any) {
 		if locale == "zh" {
@@ -220,7 +291,9 @@ func walkPhases(t *testing.T, s *server, locale string) {
 	if summary, _ := meta["deployment_summary"].(map[string]any); summary == nil || summary["deployment_target"] != "paper" {
 		t.Fatalf("completed.metadata.deployment_summary = %v", meta["deployment_summary"])
 	}
+	w.expectOffered(map[string][]string{"deployer": {"check_risk_guard"}}) // nothing deploys before the guard
 	meta, _ = say("Roll it out", "开始上线")
+	w.expectOffered(map[string][]string{"deployer": {"deploy_strategy", "get_deployment_status"}})
 	checkMissingQuestion(t, meta, locale)
 	say("How is it going? [[scenario:deploy_monitor_blocked]]", "运行得怎么样？ [[scenario:deploy_monitor_blocked]]")
 	w.expectPhase("strategy")
@@ -324,6 +397,7 @@ func checkTransitions(t *testing.T, s *server, w *walk, want []string) {
 		if m.Reason == "" || m.Metadata == nil {
 			t.Fatalf("transition %s>%s lacks its reason or evidence: %+v", m.From, m.To, m)
 		}
+		w.inLocale("transition "+m.From+">"+m.To+" reason", m.Reason)
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("transitions:\n got %v\nwant %v", got, want)
@@ -339,62 +413,99 @@ func checkTransitions(t *testing.T, s *server, w *walk, want []string) {
 // TestTurnLimitNudge: past the phase's turn limit, the handler's nudge replaces the phase's
 // normal prompt pieces and no tools are offered; turns are counted per phase.
 func TestTurnLimitNudge(t *testing.T) {
-	s := startServer(t, "PHASEFLOW_PHASE_TURN_LIMIT=2")
-	w := &walk{t: t, s: s, tok: s.token("nina")}
-	w.sid = s.newSession(w.tok, "en")
-	for i := 1; i <= 3; i++ {
-		w.say("tell me more")
-		body := w.lastRecorded()
-		ins, tools := body.Instructions, len(body.Tools)
-		nudged := strings.Contains(ins, "gone past 2 turns in the strategy phase") // skills/en/strategy/nudge.md
-		if nudged != (i > 2) {
-			t.Fatalf("turn %d: nudge in the instructions = %v, want %v", i, nudged, i > 2)
+	eachStore(t, func(t *testing.T) {
+		s := startServer(t, "PHASEFLOW_PHASE_TURN_LIMIT=2")
+		w := &walk{t: t, s: s, tok: s.token("nina")}
+		w.sid = s.newSession(w.tok, "en")
+		for i := 1; i <= 3; i++ {
+			w.say("tell me more")
+			body := w.lastRecorded()
+			ins, tools := body.Instructions, len(body.Tools)
+			nudged := strings.Contains(ins, "gone past 2 turns in the strategy phase") // skills/en/strategy/nudge.md
+			if nudged != (i > 2) {
+				t.Fatalf("turn %d: nudge in the instructions = %v, want %v", i, nudged, i > 2)
+			}
+			if i > 2 && tools != 0 {
+				t.Fatalf("turn %d: %d tools offered with the nudge, want none", i, tools)
+			}
 		}
-		if i > 2 && tools != 0 {
-			t.Fatalf("turn %d: %d tools offered with the nudge, want none", i, tools)
+		var sess struct {
+			Metadata struct {
+				TurnCounts map[string]int `json:"turn_counts"`
+			} `json:"metadata"`
 		}
-	}
-	var sess struct {
-		Metadata struct {
-			TurnCounts map[string]int `json:"turn_counts"`
-		} `json:"metadata"`
-	}
-	s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions/"+w.sid, w.tok, nil, &sess)
-	if sess.Metadata.TurnCounts["strategy"] != 3 {
-		t.Fatalf("turn_counts = %v, want strategy: 3", sess.Metadata.TurnCounts)
-	}
+		s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions/"+w.sid, w.tok, nil, &sess)
+		if sess.Metadata.TurnCounts["strategy"] != 3 {
+			t.Fatalf("turn_counts = %v, want strategy: 3", sess.Metadata.TurnCounts)
+		}
+	})
 }
 
 // TestConfirmLeavesConsistentState: the confirm route leaves the session's artifacts and the
 // carryover the model reads saying what the strategy row says, also when the session has
 // already left the strategy phase (moved by hand before the user pressed confirm).
 func TestConfirmLeavesConsistentState(t *testing.T) {
-	s := startServer(t)
-	w := &walk{t: t, s: s, tok: s.token("wanda")}
-	w.sid = s.newSession(w.tok, "en")
-	w.say("Draft a BTC momentum strategy")
-	w.say("Run the backtest")
-	strategyID, _ := w.field("strategy", "strategy_id").(string)
-	var sess map[string]any
-	if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+w.sid+"/phase", w.tok,
-		map[string]string{"to": "stress_test"}, &sess); resp.StatusCode != http.StatusOK {
-		t.Fatalf("manual move = %d %v", resp.StatusCode, sess)
-	}
-	w.confirm(strategyID)
+	eachStore(t, func(t *testing.T) {
+		s := startServer(t)
+		w := &walk{t: t, s: s, tok: s.token("wanda")}
+		w.sid = s.newSession(w.tok, "en")
+		w.say("Draft a BTC momentum strategy")
+		w.say("Run the backtest")
+		strategyID, _ := w.field("strategy", "strategy_id").(string)
+		var sess map[string]any
+		if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+w.sid+"/phase", w.tok,
+			map[string]string{"to": "stress_test"}, &sess); resp.StatusCode != http.StatusOK {
+			t.Fatalf("manual move = %d %v", resp.StatusCode, sess)
+		}
+		w.confirm(strategyID)
 
-	var strat map[string]any
-	apiGet(t, s, w.tok, "/api/v1/strategies/"+strategyID, &strat)
-	w.expectPhase("stress_test")
-	if got := w.field("strategy", "strategy_status"); got != strat["status"] || got != "confirmed" {
-		t.Fatalf("artifacts.strategy.strategy_status = %v, the strategy row says %v", got, strat["status"])
-	}
-	if w.field("strategy", "advance_to_stress_test") != true {
-		t.Fatalf("artifacts.strategy.advance_to_stress_test = %v after confirm with advance", w.field("strategy", "advance_to_stress_test"))
-	}
-	w.say("Set up the stress scenarios")
-	carried := w.lastUserInput()
-	if !strings.HasPrefix(carried, "[CARRYOVER]") || !strings.Contains(carried, `"strategy_status":"confirmed"`) ||
-		!strings.Contains(carried, `"advance_to_stress_test":true`) {
-		t.Fatalf("the carryover the model read does not show the confirmed strategy:\n%s", carried)
-	}
+		var strat map[string]any
+		apiGet(t, s, w.tok, "/api/v1/strategies/"+strategyID, &strat)
+		w.expectPhase("stress_test")
+		if got := w.field("strategy", "strategy_status"); got != strat["status"] || got != "confirmed" {
+			t.Fatalf("artifacts.strategy.strategy_status = %v, the strategy row says %v", got, strat["status"])
+		}
+		if w.field("strategy", "advance_to_stress_test") != true {
+			t.Fatalf("artifacts.strategy.advance_to_stress_test = %v after confirm with advance", w.field("strategy", "advance_to_stress_test"))
+		}
+		w.say("Set up the stress scenarios")
+		carried := w.lastUserInput()
+		if !strings.HasPrefix(carried, "[CARRYOVER]") || !strings.Contains(carried, `"strategy_status":"confirmed"`) ||
+			!strings.Contains(carried, `"advance_to_stress_test":true`) {
+			t.Fatalf("the carryover the model read does not show the confirmed strategy:\n%s", carried)
+		}
+	})
+}
+
+// TestAnEarlyConfirmationSticks: a strategy confirmed from its draft card stays confirmed
+// when the backtest turn's patch says validated; that field is refused on its own, named
+// in rejected_patch, and the session moves on once the backtest has completed.
+func TestAnEarlyConfirmationSticks(t *testing.T) {
+	eachStore(t, func(t *testing.T) {
+		s := startServer(t)
+		w := &walk{t: t, s: s, tok: s.token("early")}
+		w.sid = s.newSession(w.tok, "en")
+		w.say("Draft a BTC momentum strategy")
+		strategyID, _ := w.field("strategy", "strategy_id").(string)
+		w.confirm(strategyID)
+		w.expectPhase("strategy") // no backtest yet
+		meta, changed := w.say("Run the backtest")
+		rejected, _ := meta["rejected_patch"].(map[string]any)
+		if patch, _ := rejected["patch"].(map[string]any); patch["strategy_status"] != "validated" ||
+			!strings.Contains(fmt.Sprint(rejected["reasons"]), `"confirmed" cannot go back to "validated"`) {
+			t.Fatalf("rejected_patch = %v, want the strategy_status the patch moved backwards, with why", meta["rejected_patch"])
+		}
+		if applied, _ := meta["state_patch"].(map[string]any); applied["backtest_status"] != "completed" || applied["strategy_status"] != nil {
+			t.Fatalf("state_patch = %v, want the rest of the patch (backtest_status) applied", meta["state_patch"])
+		}
+		var strat map[string]any
+		apiGet(t, s, w.tok, "/api/v1/strategies/"+strategyID, &strat)
+		if strat["status"] != "confirmed" {
+			t.Fatalf("the strategy row says %v after the backtest turn, want confirmed", strat["status"])
+		}
+		if changed == nil {
+			t.Fatal("no status: phase_changed: the confirmed, backtested strategy did not move on")
+		}
+		w.expectPhase("stress_test")
+	})
 }

@@ -17,14 +17,6 @@ import (
 	"time"
 )
 
-// The stores a server can run on: PostgreSQL (the harness's default) and SQLite in its
-// data dir.
-func eachStore(t *testing.T, fn func(t *testing.T, env []string)) {
-	t.Helper()
-	t.Run("postgres", func(t *testing.T) { fn(t, nil) })
-	t.Run("sqlite", func(t *testing.T) { fn(t, []string{"PHASEFLOW_DATABASE_URL="}) })
-}
-
 // skillRun is a run as the API answers it.
 type skillRun struct {
 	ID        string         `json:"id"`
@@ -78,12 +70,12 @@ func postInput(extra string) map[string]any {
 // Each skill's happy path in both locales, on both stores, with the built-in upstream and
 // with phaseflow mock-upstream on both wires, as the README runs them.
 func TestSkillsOnEveryStoreAndUpstream(t *testing.T) {
-	eachStore(t, func(t *testing.T, storeEnv []string) {
+	eachStore(t, func(t *testing.T) {
 		for _, up := range []struct{ name, env string }{
 			{"built-in", "PHASEFLOW_UPSTREAM_URL="}, {"mock responses", "PHASEFLOW_UPSTREAM_WIRE=responses"}, {"mock chat", "PHASEFLOW_UPSTREAM_WIRE=chat"},
 		} {
 			t.Run(up.name, func(t *testing.T) {
-				s := startServer(t, append(storeEnv, up.env)...)
+				s := startServer(t, up.env)
 				tok := s.token("skills-" + strings.ReplaceAll(up.name, " ", "-"))
 				for _, locale := range []string{"en", "zh"} {
 					run := s.runSkill(tok, "terminal_state", locale, "agent-"+locale, map[string]any{"terminal": terminalQuestion, "agent": "claude_code"})
@@ -259,8 +251,8 @@ func (s *server) jobEvents(t *testing.T, j jobView, lastID int64) []sseEvent {
 }
 
 func TestSkillJobProgressAndResume(t *testing.T) {
-	eachStore(t, func(t *testing.T, storeEnv []string) {
-		s := startServer(t, storeEnv...)
+	eachStore(t, func(t *testing.T) {
+		s := startServer(t)
 		tok := s.token("jobs")
 		j := s.postJob(tok, 6, "")
 		evs := s.jobEvents(t, j, 0)

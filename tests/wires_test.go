@@ -34,7 +34,9 @@ func startChatServer(t *testing.T, extraEnv ...string) *server {
 }
 
 func TestPhasesWalkOnTheChatWire(t *testing.T) {
-	walkPhases(t, startChatServer(t), "en")
+	eachStore(t, func(t *testing.T) {
+		walkPhases(t, startChatServer(t), "en")
+	})
 }
 
 // uuidRE matches the strategy ids tools hand out, which differ between runs.
@@ -49,60 +51,62 @@ type ledger struct {
 }
 
 func TestMCPRoundTripIsRecordedAlikeOnBothWires(t *testing.T) {
-	wires := map[string]*server{"responses": startServer(t), "chat": startChatServer(t)}
-	got := map[string][]ledger{}
-	for wire, s := range wires {
-		tok := s.token("ledger-" + wire)
-		sid := s.newSession(tok, "en")
-		for _, text := range []string{"Draft a momentum strategy for BTC", "Backtest it on 2023 to 2025 data"} {
-			a, evs, meta := fullTurn(t, s, tok, sid, text)
-			var msg map[string]any
-			apiGet(t, s, tok, "/api/v1/messages/"+a.MessageID, &msg)
-			l := ledger{Completed: normalizeCalls(t, meta["tool_calls"]), Persisted: normalizeCalls(t, msg["tool_calls"])}
-			for _, ev := range toolEvents(evs) {
-				tool := ev.Data["tool"].(map[string]any)
-				l.Events = append(l.Events, []string{tool["server_label"].(string), tool["name"].(string), tool["state"].(string)})
-			}
-			for _, ev := range logged(evs) {
-				if ev.Name == "status" && ev.Data["state"] == "routed" {
-					l.Routed = map[string]any{"provider": ev.Data["provider"], "endpoint_id": ev.Data["endpoint_id"], "resolved_model": ev.Data["resolved_model"]}
+	eachStore(t, func(t *testing.T) {
+		wires := map[string]*server{"responses": startServer(t), "chat": startChatServer(t)}
+		got := map[string][]ledger{}
+		for wire, s := range wires {
+			tok := s.token("ledger-" + wire)
+			sid := s.newSession(tok, "en")
+			for _, text := range []string{"Draft a momentum strategy for BTC", "Backtest it on 2023 to 2025 data"} {
+				a, evs, meta := fullTurn(t, s, tok, sid, text)
+				var msg map[string]any
+				apiGet(t, s, tok, "/api/v1/messages/"+a.MessageID, &msg)
+				l := ledger{Completed: normalizeCalls(t, meta["tool_calls"]), Persisted: normalizeCalls(t, msg["tool_calls"])}
+				for _, ev := range toolEvents(evs) {
+					tool := ev.Data["tool"].(map[string]any)
+					l.Events = append(l.Events, []string{tool["server_label"].(string), tool["name"].(string), tool["state"].(string)})
 				}
+				for _, ev := range logged(evs) {
+					if ev.Name == "status" && ev.Data["state"] == "routed" {
+						l.Routed = map[string]any{"provider": ev.Data["provider"], "endpoint_id": ev.Data["endpoint_id"], "resolved_model": ev.Data["resolved_model"]}
+					}
+				}
+				got[wire] = append(got[wire], l)
 			}
-			got[wire] = append(got[wire], l)
 		}
-	}
-	if len(got["responses"][0].Completed) != 1 || len(got["responses"][0].Events) != 4 {
-		t.Fatalf("the Responses draft turn recorded %+v; the comparison needs its one validate_strategy and four events", got["responses"][0])
-	}
-	if diff := cmp.Diff(got["responses"], got["chat"]); diff != "" {
-		t.Errorf("the wires record MCP calls differently (-responses +chat):\n%s", diff)
-	}
-	for _, l := range got["chat"] {
-		if diff := cmp.Diff(l.Completed, l.Persisted); diff != "" {
-			t.Errorf("chat wire: persisted tool_calls differ from completed.metadata (-completed +persisted):\n%s", diff)
+		if len(got["responses"][0].Completed) != 1 || len(got["responses"][0].Events) != 4 {
+			t.Fatalf("the Responses draft turn recorded %+v; the comparison needs its one validate_strategy and four events", got["responses"][0])
 		}
-	}
+		if diff := cmp.Diff(got["responses"], got["chat"]); diff != "" {
+			t.Errorf("the wires record MCP calls differently (-responses +chat):\n%s", diff)
+		}
+		for _, l := range got["chat"] {
+			if diff := cmp.Diff(l.Completed, l.Persisted); diff != "" {
+				t.Errorf("chat wire: persisted tool_calls differ from completed.metadata (-completed +persisted):\n%s", diff)
+			}
+		}
 
-	t.Run("a zh session's failed tool call reads in zh", func(t *testing.T) {
-		s := wires["chat"]
-		tok := s.token("ledger-zh")
-		fullTurn(t, s, tok, s.newSession(tok, "zh"), "帮我设计一个比特币动量策略")
-		var results []string
-		for _, rec := range allRecorded(t, s) {
-			msgs := anyList(rec.Body["messages"])
-			if len(msgs) == 0 || !strings.Contains(fmt.Sprint(msgs[0].(map[string]any)["content"]), "locale: zh") {
-				continue // another session's request
-			}
-			for _, m := range msgs {
-				if msg, _ := m.(map[string]any); msg["role"] == "tool" {
-					results = append(results, fmt.Sprint(msg["content"]))
+		t.Run("a zh session's failed tool call reads in zh", func(t *testing.T) {
+			s := wires["chat"]
+			tok := s.token("ledger-zh")
+			fullTurn(t, s, tok, s.newSession(tok, "zh"), "帮我设计一个比特币动量策略")
+			var results []string
+			for _, rec := range allRecorded(t, s) {
+				msgs := anyList(rec.Body["messages"])
+				if len(msgs) == 0 || !strings.Contains(fmt.Sprint(msgs[0].(map[string]any)["content"]), "locale: zh") {
+					continue // another session's request
+				}
+				for _, m := range msgs {
+					if msg, _ := m.(map[string]any); msg["role"] == "tool" {
+						results = append(results, fmt.Sprint(msg["content"]))
+					}
 				}
 			}
-		}
-		if !slices.ContainsFunc(results, func(c string) bool { return strings.HasPrefix(c, "工具出错：") }) ||
-			slices.ContainsFunc(results, func(c string) bool { return strings.HasPrefix(c, "Tool error:") }) {
-			t.Fatalf("the zh session's tool results %q: want the failed validate_strategy written in zh", results)
-		}
+			if !slices.ContainsFunc(results, func(c string) bool { return strings.HasPrefix(c, "工具出错：") }) ||
+				slices.ContainsFunc(results, func(c string) bool { return strings.HasPrefix(c, "Tool error:") }) {
+				t.Fatalf("the zh session's tool results %q: want the failed validate_strategy written in zh", results)
+			}
+		})
 	})
 }
 

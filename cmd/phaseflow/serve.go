@@ -18,6 +18,7 @@ import (
 
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
@@ -97,7 +98,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if err != nil {
 		return err
 	}
-	skillRunner, err := newSkillRunner(cfg, up, st, logger, m)
+	// Every model call, a turn's and a JSON skill's, is counted against its user's budget.
+	meter := budget.New(up, st, int64(cfg.UserCallBudget), logger)
+	skillRunner, err := newSkillRunner(cfg, meter, st, logger, m)
 	if err != nil {
 		return err
 	}
@@ -108,7 +111,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	log := eventlog.New(st, replica, logger, eventlog.Options{Observe: m.CommitObserved})
 	defer closeLog(log, logger)
 	orch := orchestration.New(orchestrationConfig(cfg, primary, st.Driver()), orchestration.Deps{
-		Store: st, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger, Metrics: m,
+		Store: st, Log: log, Upstream: meter, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger, Metrics: m,
 		UserTurns: userTurns(cfg), GenUI: cards,
 	})
 	stopFollowing, err := followReplicas(st, log, orch)
@@ -124,7 +127,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	srv := api.New(api.Deps{
 		Config: apiConfig(cfg), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
 		MessageRate:  messageRate(cfg),
-		Orchestrator: orch, Skills: skillRunner, SkillJobs: skillJobs, Store: st, Logger: logger,
+		Orchestrator: orch, Skills: skillRunner, Prompts: skills.New(), SkillJobs: skillJobs, Store: st, Logger: logger,
+		Budget: meter,
 		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
 	})
 	drain := func() { closeLog(log, logger) }
@@ -132,7 +136,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 }
 
 // newSkillRunner builds the JSON-skill runner on the chat turns' router.
-func newSkillRunner(cfg config.Config, up *router.Router, st *store.Store, logger *slog.Logger, m jsonskill.Metrics) (*jsonskill.Runner, error) {
+func newSkillRunner(cfg config.Config, up jsonskill.Model, st *store.Store, logger *slog.Logger, m jsonskill.Metrics) (*jsonskill.Runner, error) {
 	catalog, err := jsonskill.Load(skills.New().JSON())
 	if err != nil {
 		return nil, err
@@ -183,6 +187,7 @@ func closeLog(log *eventlog.Log, logger *slog.Logger) {
 func apiConfig(cfg config.Config) api.Config {
 	return api.Config{
 		HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional,
+		ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
 		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
 		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
 	}
@@ -325,9 +330,11 @@ func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) 
 }
 
 // startScripted starts the built-in scripted upstream and returns it as the one endpoint,
-// on the configured wire and model.
+// on the configured wire and model. It outlives the signal that stops the server (ctx):
+// the turns it serves finish within the shutdown grace as they would with an external
+// upstream, and the returned function stops it once they have.
 func startScripted(ctx context.Context, cfg config.Config, logger *slog.Logger) (config.Endpoint, func(), error) {
-	running, err := scripted.Listen(ctx, "127.0.0.1:0", scripted.Options{Logger: logger})
+	running, err := scripted.Listen(context.WithoutCancel(ctx), "127.0.0.1:0", scripted.Options{Logger: logger})
 	if err != nil {
 		return config.Endpoint{}, nil, fmt.Errorf("start the scripted upstream: %w", err)
 	}

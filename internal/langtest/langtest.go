@@ -1,6 +1,7 @@
 // Package langtest finds English prose in text that should hold none: the prompt texts of a
 // zh session. Tests use it to prove that no English sentence written in Go (or left
-// untranslated in a skill) reaches a model that was asked to answer in Chinese. Code,
+// untranslated in a skill) reaches a model that was asked to answer in Chinese, and
+// package skills refuses an admin's zh prompt version that holds one. Code,
 // identifiers, tags, placeholders, URLs and names in capitals are not prose and are left
 // alone, so tool names, artifact fields, JSON and tickers may appear freely.
 package langtest

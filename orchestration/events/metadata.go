@@ -10,18 +10,21 @@ import (
 // Metadata is completed.metadata (sse-contract.md §3): what the front end renders besides
 // the text. It is also persisted with the message.
 type Metadata struct {
-	Phase         string             `json:"phase"`
-	PhaseChange   *PhaseChange       `json:"phase_change"`
-	GenUI         []json.RawMessage  `json:"genui"`
-	StatePatch    json.RawMessage    `json:"state_patch"`
-	ToolCalls     []store.ToolCall   `json:"tool_calls"`
-	Validation    *thinkingml.Result `json:"validation"`
-	Usage         *Usage             `json:"usage"`
-	MissingFields []string           `json:"missing_fields"`
-	Attempts      int                `json:"attempts"`
-	Stage         string             `json:"stage,omitempty"`
-	RejectedPatch *RejectedPatch     `json:"rejected_patch,omitempty"`
-	DroppedGenUI  []string           `json:"dropped_genui,omitempty"`
+	Phase       string             `json:"phase"`
+	PhaseChange *PhaseChange       `json:"phase_change"`
+	GenUI       []json.RawMessage  `json:"genui"`
+	StatePatch  json.RawMessage    `json:"state_patch"`
+	ToolCalls   []store.ToolCall   `json:"tool_calls"`
+	Validation  *thinkingml.Result `json:"validation"`
+	// ReplyLanguage is the kept reply's language verdict, passing or not (absent when
+	// replies are not checked).
+	ReplyLanguage *thinkingml.LanguageResult `json:"reply_language,omitempty"`
+	Usage         *Usage                     `json:"usage"`
+	MissingFields []string                   `json:"missing_fields"`
+	Attempts      int                        `json:"attempts"`
+	Stage         string                     `json:"stage,omitempty"`
+	RejectedPatch *RejectedPatch             `json:"rejected_patch,omitempty"`
+	DroppedGenUI  []string                   `json:"dropped_genui,omitempty"`
 	// DeploymentSummary is the phase handler's summary (the deployment's state).
 	DeploymentSummary map[string]any `json:"deployment_summary,omitempty"`
 	Fallback          bool           `json:"fallback,omitempty"`

@@ -150,7 +150,7 @@ func settle(t Turn, c Completion, meta *events.Metadata) (settled, error) {
 		if st.Move, err = turnMove(t, c, meta).Apply(plan.Skills, c.Handlers, &sess, arts, &state, c.At); err != nil {
 			return settled{}, err
 		}
-		change = &events.PhaseChange{From: string(plan.Phase), To: string(s.Report.NextPhase), Reason: s.Report.Reason}
+		change = &events.PhaseChange{From: string(plan.Phase), To: string(s.Report.NextPhase), Reason: st.Move.Reason}
 	}
 	if !s.Move {
 		ignored = nil

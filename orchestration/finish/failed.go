@@ -57,6 +57,7 @@ func Failed(t Turn, f Failure) Tail {
 	if brokenOff(code, res.Text) {
 		meta.FallbackReply = fallback(texts, f.Locale)
 	}
+	text = localized(texts, f.Locale, code, text)
 	route := finalRoute(t.Route, res)
 	data := &events.ErrorData{Code: code, Message: text, Error: text, Provider: route.Provider, ResolvedModel: route.ResolvedModel,
 		EndpointID: route.EndpointID, ToolCalls: calls, Fallback: meta.FallbackReply}
@@ -69,10 +70,13 @@ func Failed(t Turn, f Failure) Tail {
 // Orphan is the tail of a generation this replica took over from a replica that is gone:
 // an error event of code interrupted after the events the message already has, its partial
 // text (what clients assembled from the committed deltas) kept, and the fallback reply
-// beside it when there is partial text.
-func Orphan(m *store.Message, text, fallbackReply string, route events.Route) Tail {
+// beside it when there is partial text. why is the client's text in the session's locale
+// ("" for the English one).
+func Orphan(m *store.Message, text, fallbackReply, why string, route events.Route) Tail {
 	msg := *m
-	why := ErrInterrupted.Error()
+	if why == "" {
+		why = ErrInterrupted.Error()
+	}
 	msg.Status, msg.Content = store.StatusInterrupted, text
 	setError(&msg, events.CodeInterrupted, why)
 	data := &events.ErrorData{
@@ -126,6 +130,19 @@ func fallback(texts handlers.Skills, locale string) string {
 	text, err := postprocess.InterruptedFallback(texts, locale)
 	if err != nil {
 		return ""
+	}
+	return text
+}
+
+// localized is the client's text for code in the session's locale (skills errors/<code>),
+// or text, the English one Classify gave, when the texts cannot be read: the turn ends
+// either way, and every code has a text in every locale (the skills tests hold them).
+func localized(texts handlers.Skills, locale, code, text string) string {
+	if texts == nil {
+		return text
+	}
+	if said, err := postprocess.ErrorMessage(texts, locale, code); err == nil {
+		return said
 	}
 	return text
 }

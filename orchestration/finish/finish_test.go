@@ -1,6 +1,7 @@
 package finish
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/events"
@@ -138,6 +140,8 @@ func TestFailed(t *testing.T) {
 		noPlan       bool
 		code, status string
 		fallback     bool
+		locale       string // "" for en
+		message      string // the client's text
 	}{
 		{name: "cancelled keeps its partial text, no fallback", cause: lease.ErrCancelled, err: context.Canceled, partial: "half",
 			code: events.CodeCancelled, status: store.StatusCancelled},
@@ -150,12 +154,17 @@ func TestFailed(t *testing.T) {
 		{name: "an upstream's rate limit", err: fmt.Errorf("stream: %w", &upstream.Error{Kind: upstream.KindRateLimited, HTTPStatus: 429, Message: "Rate limit reached"}),
 			code: events.CodeRateLimited, status: store.StatusFailed},
 		{name: "a planning failure, before any plan", err: errors.New("boom"), noPlan: true,
-			code: events.CodeInternalError, status: store.StatusFailed},
+			code: events.CodeInternalError, status: store.StatusFailed, message: "Something went wrong on the server."},
+		{name: "a zh session reads its error in Chinese", err: fmt.Errorf("stream: %w", &upstream.Error{Kind: upstream.KindUnavailable, HTTPStatus: 503}),
+			code: events.CodeUpstreamUnavailable, status: store.StatusFailed, locale: "zh", message: "无法连接模型服务，请稍后再试。"},
+		{name: "a zh session's fallback and error before any plan", cause: ErrInterrupted, err: context.Canceled, partial: "半", noPlan: true,
+			code: events.CodeInterrupted, status: store.StatusInterrupted, fallback: true, locale: "zh", message: "服务器在回复完成之前停止了。"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			turn, plan := turnIn(t, "strategy")
-			f := Failure{Plan: plan, Outcome: stream.Outcome{Result: stream.Result{Text: tc.partial}}, Err: tc.err, Cause: tc.cause, Locale: "en"}
+			locale := cmp.Or(tc.locale, "en")
+			f := Failure{Plan: plan, Outcome: stream.Outcome{Result: stream.Result{Text: tc.partial}}, Err: tc.err, Cause: tc.cause, Locale: locale}
 			if tc.noPlan {
 				f.Plan, f.Texts = nil, skills.New()
 			}
@@ -166,6 +175,12 @@ func TestFailed(t *testing.T) {
 			}
 			if (data.Fallback != "") != tc.fallback {
 				t.Fatalf("fallback %q, want one: %v", data.Fallback, tc.fallback)
+			}
+			if tc.message != "" && (data.Message != tc.message || data.Error != tc.message) {
+				t.Fatalf("message %q (error %q), want %q", data.Message, data.Error, tc.message)
+			}
+			if tc.locale == "zh" && data.Fallback != "" && !strings.ContainsFunc(data.Fallback, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+				t.Fatalf("a zh fallback %q is not Chinese", data.Fallback)
 			}
 			if tc.code == events.CodeInternalError && strings.Contains(data.Message, "boom") {
 				t.Fatalf("an internal error's words reached the client: %q", data.Message)
@@ -210,7 +225,8 @@ func TestMoveApply(t *testing.T) {
 			if meta.Carryover == nil || meta.Carryover.To != string(tc.to) || !strings.Contains(meta.Carryover.Text, tc.wantInTxt) {
 				t.Fatalf("carryover %+v", meta.Carryover)
 			}
-			if tr.FromPhase != "strategy" || tr.ToPhase != string(tc.to) || tr.Reason != tc.reason || string(tr.Metadata) != `{"route":"manual"}` {
+			// The transition keeps the reason as the session reads it: the skill's words.
+			if tr.FromPhase != "strategy" || tr.ToPhase != string(tc.to) || !strings.Contains(tr.Reason, tc.wantInTxt) || string(tr.Metadata) != `{"route":"manual"}` {
 				t.Fatalf("transition %+v", tr)
 			}
 		})

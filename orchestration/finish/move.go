@@ -63,8 +63,10 @@ func (m Move) Apply(skills handlers.Skills, hs Handlers, sess *store.Session, ar
 	if err != nil {
 		return nil, fmt.Errorf("finish: move %s → %s: evidence: %w", m.From, m.To, err)
 	}
+	// The transition keeps the reason as the session's locale says it, for /transitions
+	// and the phase_changed announcement (the handler's Reason is English, for the logs).
 	return &store.Transition{SessionID: sess.ID, FromPhase: string(m.From), ToPhase: string(m.To),
-		Reason: m.Reason, MessageID: m.MessageID, Metadata: evidence}, nil
+		Reason: said, MessageID: m.MessageID, Metadata: evidence}, nil
 }
 
 // EncodeState writes a session's decoded state back into its row.

@@ -25,23 +25,23 @@ type Store interface {
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
 }
 
-// Texts gives the prompt texts in force, for the fallback reply.
+// Texts gives the prompt texts in force, for the fallback reply and the error message.
 type Texts interface {
 	For(ctx context.Context) handlers.Skills
 }
 
 // Ender ends orphans through the event log.
 type Ender struct {
-	log    *eventlog.Log
-	store  Store
-	texts  Texts
-	route  events.Route // what the error event names: the configured primary
-	logger *slog.Logger
+	log     *eventlog.Log
+	store   Store
+	prompts Texts
+	route   events.Route // what the error event names: the configured primary
+	logger  *slog.Logger
 }
 
 // New returns an ender writing through log.
 func New(log *eventlog.Log, st Store, texts Texts, route events.Route, logger *slog.Logger) *Ender {
-	return &Ender{log: log, store: st, texts: texts, route: route, logger: logger}
+	return &Ender{log: log, store: st, prompts: texts, route: route, logger: logger}
 }
 
 // orphanEndTimeout bounds ending one orphaned generation, so one bad message cannot hold up
@@ -63,30 +63,33 @@ func (e *Ender) End(ctx context.Context, m *store.Message) error {
 	if err != nil {
 		return fmt.Errorf("orphan: end %s: %w", m.ID, err)
 	}
-	fallback := ""
-	if text != "" {
-		fallback = e.fallback(ctx, m)
-	}
-	tail := finish.Orphan(m, text, fallback, e.route)
+	fallback, why := e.texts(ctx, m, text != "")
+	tail := finish.Orphan(m, text, fallback, why, e.route)
 	if _, err := w.Finish(ctx, tail.Name, tail.Data, tail.Message); err != nil {
 		return fmt.Errorf("orphan: end %s: %w", m.ID, err)
 	}
 	return w.Wait(ctx)
 }
 
-// orphanFallback is the fallback reply of an orphan in its session's locale ("" when the
-// session cannot be read: the orphan still ends).
-func (e *Ender) fallback(ctx context.Context, m *store.Message) string {
+// texts are what an orphan's client reads, in its session's locale: the fallback reply
+// (when there is partial text to stand in for) and the error's message. Both are "" when
+// the session cannot be read: the orphan still ends, in English.
+func (e *Ender) texts(ctx context.Context, m *store.Message, partial bool) (fallback, why string) {
 	sess, err := e.store.GetSession(ctx, m.SessionID, m.UserID)
 	if err != nil {
-		e.logger.Warn("orphan's session for its fallback reply", "message_id", m.ID, "err", err)
-		return ""
+		e.logger.Warn("orphan's session for its texts", "message_id", m.ID, "err", err)
+		return "", ""
 	}
-	text, err := postprocess.InterruptedFallback(e.texts.For(ctx), sess.Locale)
-	if err != nil {
-		e.logger.Error("fallback reply", "err", err)
+	skills := e.prompts.For(ctx)
+	if partial {
+		if fallback, err = postprocess.InterruptedFallback(skills, sess.Locale); err != nil {
+			e.logger.Error("fallback reply", "err", err)
+		}
 	}
-	return text
+	if why, err = postprocess.ErrorMessage(skills, sess.Locale, events.CodeInterrupted); err != nil {
+		e.logger.Error("interrupted message", "err", err)
+	}
+	return fallback, why
 }
 
 // replayText reads a message's log and returns the reply text it streamed, as a client

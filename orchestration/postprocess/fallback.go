@@ -2,6 +2,7 @@ package postprocess
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/phaseflow/phaseflow/handlers"
 )
@@ -26,4 +27,15 @@ func InterruptedFallback(skills handlers.Skills, locale string) (string, error) 
 		return "", fmt.Errorf("postprocess: interrupted-reply fallback: %w", err)
 	}
 	return text, nil
+}
+
+// ErrorMessage is what a client is told when a turn ends with code (skills errors/<code>),
+// in the session's locale: one fixed text per code, never the cause itself, which stays in
+// the server's log.
+func ErrorMessage(skills handlers.Skills, locale, code string) (string, error) {
+	text, err := skills.Text("errors/"+code, locale)
+	if err != nil {
+		return "", fmt.Errorf("postprocess: error message: %w", err)
+	}
+	return strings.TrimSpace(text), nil
 }

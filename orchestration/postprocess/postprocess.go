@@ -31,7 +31,9 @@ type Options struct {
 func Check(text string, opts Options) stream.Check {
 	c := stream.Check{Validation: thinkingml.Validate(text, thinkingml.Options{SerpQueriesOptional: opts.SerpQueriesOptional})}
 	c.Issues = append(c.Issues, c.Validation.Errors...)
-	if lang := thinkingml.CheckLanguage(text, opts.Locale); !lang.OK {
+	lang := thinkingml.CheckLanguage(text, opts.Locale)
+	c.Language = &lang
+	if !lang.OK {
 		c.Issues = append(c.Issues, thinkingml.Issue{Code: CodeReplyLanguage, Message: lang.Reason})
 	}
 	return c

@@ -57,7 +57,7 @@ func Settle(in Input) Settlement {
 	m.RefusedAttempts = events.RefusedAttempts(in.Outcome.Refused)
 	if in.Policy != stream.PolicyOff {
 		v := in.Outcome.Check.Validation
-		m.Validation = &v
+		m.Validation, m.ReplyLanguage = &v, in.Outcome.Check.Language
 		for _, is := range in.Outcome.Check.Issues {
 			m.Problems = append(m.Problems, describe(is))
 		}
@@ -114,11 +114,14 @@ func (s *Settlement) judge(in Input, calls []store.ToolCall, accepted bool) {
 }
 
 // applyPatch merges patch into block and checks the phase's field rules: the merged block
-// and the applied patch, or the block unchanged and the refused patch with why.
+// and the applied patch, or the block unchanged and the refused patch with why. A status
+// field the patch would move backwards (handlers.StatusOrders) is refused on its own and
+// the rest of the patch goes on.
 func applyPatch(phase phases.Phase, block handlers.Artifacts, patch json.RawMessage) (handlers.Artifacts, json.RawMessage, *events.RejectedPatch) {
 	if len(patch) == 0 {
 		return block, nil, nil
 	}
+	patch, held := holdBackwards(phase, block, patch)
 	merged, err := MergePatch(block, patch)
 	var reasons []string
 	if err != nil {
@@ -128,7 +131,65 @@ func applyPatch(phase phases.Phase, block handlers.Artifacts, patch json.RawMess
 		reasons = append(reasons, fe.String())
 	}
 	if len(reasons) > 0 {
-		return block, nil, &events.RejectedPatch{Patch: patch, Reasons: reasons}
+		return block, nil, held.with(patch, reasons)
 	}
-	return merged, patch, nil
+	if held == nil {
+		return merged, patch, nil
+	}
+	return merged, patch, &events.RejectedPatch{Patch: held.patch, Reasons: held.reasons}
+}
+
+// heldFields are the status fields a patch would have moved backwards, taken out of it.
+type heldFields struct {
+	patch   json.RawMessage // {field: value} of the held fields
+	reasons []string
+}
+
+// with is the rejection of a whole patch (what was left of it, refused by the field
+// rules) together with the fields held before.
+func (h *heldFields) with(rest json.RawMessage, reasons []string) *events.RejectedPatch {
+	if h == nil {
+		return &events.RejectedPatch{Patch: rest, Reasons: reasons}
+	}
+	whole, err := MergePatch(map[string]any{}, h.patch)
+	if err == nil {
+		whole, err = MergePatch(whole, rest)
+	}
+	b, merr := json.Marshal(whole)
+	if err != nil || merr != nil {
+		b = rest
+	}
+	return &events.RejectedPatch{Patch: b, Reasons: append(h.reasons, reasons...)}
+}
+
+// holdBackwards takes out of patch each status field it would move backwards, with why;
+// the patch is returned unchanged when none would (or when it is not an object: the field
+// rules say so).
+func holdBackwards(phase phases.Phase, block handlers.Artifacts, patch json.RawMessage) (json.RawMessage, *heldFields) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(patch, &obj) != nil {
+		return patch, nil
+	}
+	held, h := map[string]json.RawMessage{}, &heldFields{}
+	for _, o := range handlers.StatusOrders(phase) {
+		raw, ok := obj[o.Field]
+		var to any
+		if !ok || json.Unmarshal(raw, &to) != nil {
+			continue
+		}
+		if why := o.Backwards(block[o.Field], to); why != "" {
+			held[o.Field], h.reasons = raw, append(h.reasons, why)
+			delete(obj, o.Field)
+		}
+	}
+	if len(held) == 0 {
+		return patch, nil
+	}
+	rest, err := json.Marshal(obj)
+	hb, herr := json.Marshal(held)
+	if err != nil || herr != nil { // maps of raw JSON always encode; keep the patch whole
+		return patch, nil
+	}
+	h.patch = hb
+	return rest, h
 }

@@ -66,7 +66,7 @@ func (b *Builder) Build(skills handlers.Skills, in Input) (upstream.Request, err
 	req := upstream.Request{
 		Model: b.model, Instructions: instructions, Input: conversation(in),
 		Tools: in.Tools, MaxOutputTokens: b.maxOutput, PreviousResponseID: in.PreviousResponseID,
-		Say: say(skills, in.Session.Locale),
+		Say: say(skills, in.Session.Locale), Owner: in.Session.UserID,
 	}
 	if len(in.Tools) > 0 && in.ToolChoice != "" {
 		req.ToolChoice = in.ToolChoice

@@ -275,15 +275,20 @@ func (p *Planner) pieces(pl *Plan, turnCount int) error {
 	return nil
 }
 
-// tools offers the configured MCP servers with the stage's allowed tools. Each server gets
-// its own short-lived x-mcp-context token (audience = its label); the tokens are never
-// logged.
+// tools offers the configured MCP servers the stage's allowed tools, each server only
+// those it serves (handlers.ToolsOf; a server with none of them is not offered). Each
+// server gets its own short-lived x-mcp-context token (audience = its label); the tokens
+// are never logged.
 func (p *Planner) tools(pl *Plan, b *session.Begun) error {
 	allowed := pl.allowed
 	if len(allowed) == 0 {
 		return nil
 	}
 	for _, srv := range p.cfg.MCPServers {
+		served := handlers.ToolsOf(srv.Label, allowed)
+		if len(served) == 0 {
+			continue
+		}
 		token, err := p.signer.SignMCPContext(mcpcontext.Context{
 			UserID: b.Assistant.UserID, SessionID: b.Session.ID, Phase: string(pl.Phase), StrategyID: pl.StrategyID,
 		}, srv.Label, mcpcontext.DefaultTTL)
@@ -292,7 +297,7 @@ func (p *Planner) tools(pl *Plan, b *session.Begun) error {
 		}
 		tool, err := json.Marshal(map[string]any{
 			"type": "mcp", "server_label": srv.Label, "server_url": srv.URL,
-			"allowed_tools": slices.Clone(allowed), "require_approval": "never",
+			"allowed_tools": served, "require_approval": "never",
 			"headers": map[string]string{"x-mcp-context": token},
 		})
 		if err != nil {

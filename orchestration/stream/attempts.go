@@ -28,7 +28,10 @@ const (
 // (validation errors and a language mismatch). No issues: acceptable.
 type Check struct {
 	Validation thinkingml.Result
-	Issues     []thinkingml.Issue
+	// Language is the reply-language verdict, kept for the turn's record whether it
+	// passed or not (seed 000 §D3).
+	Language *thinkingml.LanguageResult
+	Issues   []thinkingml.Issue
 }
 
 // Rules are how a turn judges its attempts.

@@ -1,11 +1,13 @@
 // Posts a message cross-origin (a CORS preflight: Authorization and a JSON body), then
 // follows the reply with EventSource and ?stream_token=, as sse-contract.md §5 tells a
-// client to. The test reads window.result.
+// client to. With "via" the stream goes through that base (a proxy that cuts connections)
+// and EventSource reconnects on its own. The test reads window.result.
 "use strict";
 const params = new URLSearchParams(location.hash.slice(1));
 const api = params.get("api");
+const via = params.get("via") || api;
 const token = params.get("token");
-const result = { done: false, error: null, deltas: "", events: [] };
+const result = { done: false, error: null, deltas: "", events: [], ids: [] };
 window.result = result;
 
 function finish() {
@@ -23,17 +25,20 @@ async function run() {
   result.requestId = resp.headers.get("X-Request-Id");
   const answer = await resp.json();
   result.messageId = answer.message_id;
-  const es = new EventSource(api + answer.events_url + "?stream_token=" + encodeURIComponent(answer.stream_token));
+  const es = new EventSource(via + answer.events_url + "?stream_token=" + encodeURIComponent(answer.stream_token));
   es.addEventListener("status", (e) => {
+    result.ids.push(Number(e.lastEventId));
     const d = JSON.parse(e.data);
     if (d.state === "retrying") result.deltas = "";
     result.events.push("status:" + d.state);
   });
   es.addEventListener("content_delta", (e) => {
+    result.ids.push(Number(e.lastEventId));
     result.deltas += JSON.parse(e.data).delta;
     result.events.push("content_delta");
   });
   es.addEventListener("completed", (e) => {
+    result.ids.push(Number(e.lastEventId));
     result.completed = JSON.parse(e.data);
     result.events.push("completed");
     es.close();
