@@ -66,7 +66,7 @@ func newStack(t *testing.T, mods ...func(*orchestration.Deps, *api.Deps)) *stack
 		t.Fatal(err)
 	}
 	od := orchestration.Deps{
-		Store: st, Log: log, Upstream: client, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger,
+		Store: st, Log: log, Upstream: client, Skills: skills.New(), Handlers: handlers.New(handlers.Criteria{}), Signer: mcpSigner, Logger: logger,
 	}
 	ad := api.Deps{
 		Config: api.Config{HeartbeatInterval: 50 * time.Millisecond, MaxBodyBytes: 1 << 20},

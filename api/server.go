@@ -23,7 +23,7 @@ type Orchestrator interface {
 	CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error)
 	Cancel(ctx context.Context, messageID, userID string) error
 	MovePhase(ctx context.Context, userID, sessionID, to, reason string) (*store.Session, error)
-	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error)
+	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*orchestration.Confirmation, error)
 }
 
 // Store is what the API reads directly.

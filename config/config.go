@@ -152,6 +152,11 @@ type Config struct {
 	MCPServers []MCPServer
 	// PhaseTurnLimit is the stop criterion: turns in one phase before the nudge.
 	PhaseTurnLimit int
+	// StopMinSharpe, StopMaxDrawdown and StopMaxScenarioLoss are the performance stop
+	// criteria: a phase whose latest run misses one does not move on. nil: not checked.
+	StopMinSharpe       *float64
+	StopMaxDrawdown     *float64
+	StopMaxScenarioLoss *float64
 	// HeartbeatInterval is the time between SSE heartbeat events (at least 100ms).
 	HeartbeatInterval time.Duration
 	// ShutdownGrace is how long shutdown waits for running turns before cutting them.
@@ -312,6 +317,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("upstream_chain", c.UpstreamChain),
 		slog.Any("mcp_servers", c.MCPServers),
 		slog.Int("phase_turn_limit", c.PhaseTurnLimit),
+		slog.Attr{Key: "stop_min_sharpe", Value: thresholdValue(c.StopMinSharpe)},
+		slog.Attr{Key: "stop_max_drawdown", Value: thresholdValue(c.StopMaxDrawdown)},
+		slog.Attr{Key: "stop_max_scenario_loss", Value: thresholdValue(c.StopMaxScenarioLoss)},
 		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
 		slog.Duration("shutdown_grace", c.ShutdownGrace),
 		slog.Duration("lease_ttl", c.LeaseTTL),
@@ -400,4 +408,12 @@ func hostPort(s string) error {
 		return err
 	}
 	return nil
+}
+
+// thresholdValue logs a stop criterion: its figure, or "unset".
+func thresholdValue(t *float64) slog.Value {
+	if t == nil {
+		return slog.StringValue("unset")
+	}
+	return slog.Float64Value(*t)
 }

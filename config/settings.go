@@ -111,6 +111,15 @@ func settings() []setting {
 		{flag: "phase-turn-limit", env: "PHASEFLOW_PHASE_TURN_LIMIT", def: "12", arg: "n",
 			usage: "turns in one phase before the phase's nudge replaces its normal prompt",
 			set:   setIntAtLeast(1, func(c *Config) *int { return &c.PhaseTurnLimit })},
+		{flag: "stop-min-sharpe", env: "PHASEFLOW_STOP_MIN_SHARPE", arg: "ratio",
+			usage: "lowest Sharpe ratio the latest backtest may report before the strategy phase moves on (unset: not checked)",
+			set:   setThreshold(false, func(c *Config) **float64 { return &c.StopMinSharpe })},
+		{flag: "stop-max-drawdown", env: "PHASEFLOW_STOP_MAX_DRAWDOWN", arg: "fraction",
+			usage: "largest maximum drawdown (0.2 is 20%) the latest backtest may report before the strategy phase moves on (unset: not checked)",
+			set:   setThreshold(true, func(c *Config) **float64 { return &c.StopMaxDrawdown })},
+		{flag: "stop-max-scenario-loss", env: "PHASEFLOW_STOP_MAX_SCENARIO_LOSS", arg: "fraction",
+			usage: "largest loss (0.1 is 10%) any scenario of the latest stress run may report before the stress test passes (unset: not checked)",
+			set:   setThreshold(true, func(c *Config) **float64 { return &c.StopMaxScenarioLoss })},
 		{flag: "heartbeat-interval", env: "PHASEFLOW_HEARTBEAT_INTERVAL", def: "15s", arg: "duration",
 			usage: "time between SSE heartbeats (at least 100ms)",
 			set:   setDuration(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval })},
@@ -422,6 +431,26 @@ func setIntAtLeast(least int, field func(*Config) *int) func(*Config, string) er
 			return fmt.Errorf("must be at least %d, got %d", least, n)
 		}
 		*field(c) = n
+		return nil
+	}
+}
+
+// setThreshold returns a setter for a stop criterion: any finite number, or a fraction
+// from 0 to 1 for a drawdown or a loss; "" (the default) leaves it unchecked.
+func setThreshold(fraction bool, field func(*Config) **float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			*field(c) = nil
+			return nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+			return fmt.Errorf("must be a number, got %q", v)
+		case fraction && (f < 0 || f > 1):
+			return fmt.Errorf("must be a fraction from 0 to 1 (0.2 is 20%%), got %q", v)
+		}
+		*field(c) = &f
 		return nil
 	}
 }

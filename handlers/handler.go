@@ -75,6 +75,9 @@ type Report struct {
 	// fields. Set when Completed.
 	ReasonSkill string
 	Evidence    map[string]any
+	// Checks are the phase's stop criteria judged on the block (nil when none are set): a
+	// missed one is also in MissingFields.
+	Checks []Check
 	// Artifacts is the phase's block after the handler's own additions (a recorded
 	// strategy's id); nil means unchanged.
 	Artifacts Artifacts

@@ -27,7 +27,7 @@ func mustValid(t *testing.T, p phases.Phase, a Artifacts) {
 
 func handlerFor(t *testing.T, p phases.Phase) Handler {
 	t.Helper()
-	h, ok := New().For(p)
+	h, ok := New(Criteria{}).For(p)
 	if !ok {
 		t.Fatalf("no handler for %s", p)
 	}
@@ -47,7 +47,7 @@ func TestRegistry(t *testing.T) {
 		{"completed has no handler", phases.Completed, false, nil},
 		{"unknown phase", phases.Phase("review"), false, nil},
 	}
-	r := New()
+	r := New(Criteria{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h, ok := r.For(tc.phase)
@@ -407,7 +407,7 @@ func TestPromptErrors(t *testing.T) {
 
 // TestAllowedListsAreFresh guards the handlers' lists against callers that change them.
 func TestAllowedListsAreFresh(t *testing.T) {
-	r := New()
+	r := New(Criteria{})
 	for _, p := range []phases.Phase{phases.Strategy, phases.StressTest, phases.Deployment} {
 		h, _ := r.For(p)
 		h.AllowedGenUI()[0] = "tampered"
@@ -471,7 +471,7 @@ func TestRecords(t *testing.T) {
 }
 
 func TestConfirm(t *testing.T) {
-	r := New()
+	r := New(Criteria{})
 	backtested := Artifacts{"strategy_id": "s-1", "strategy_status": "validated", "backtest_status": "completed", "advance_to_stress_test": false}
 	cases := []struct {
 		name          string

@@ -25,11 +25,12 @@ type Registry struct {
 	byPhase map[phases.Phase]phaseHandler
 }
 
-// New returns the registry of the three phase handlers (strategy, stress_test, deployment).
-// Completed has no handler: nothing happens in it.
-func New() *Registry {
+// New returns the registry of the three phase handlers (strategy, stress_test, deployment),
+// judging the strategy and stress test phases by c besides their conditions. Completed has
+// no handler: nothing happens in it.
+func New(c Criteria) *Registry {
 	r := &Registry{byPhase: map[phases.Phase]phaseHandler{}}
-	for _, h := range []phaseHandler{strategyHandler{}, stressTestHandler{}, deploymentHandler{}} {
+	for _, h := range []phaseHandler{strategyHandler{criteria: c}, stressTestHandler{criteria: c}, deploymentHandler{}} {
 		r.byPhase[h.Phase()] = h
 	}
 	return r

@@ -18,9 +18,9 @@ type (
 		ScenarioSetID  string  `json:"scenario_set_id"`
 		WorstDrawdown  float64 `json:"worst_drawdown"`
 		Results        []struct {
-			Scenario    string  `json:"scenario"`
-			PnL         float64 `json:"pnl"`
-			MaxDrawdown float64 `json:"max_drawdown"`
+			Scenario    string   `json:"scenario"`
+			PnL         *float64 `json:"pnl"` // nil: not reported
+			MaxDrawdown float64  `json:"max_drawdown"`
 		} `json:"results"`
 	}
 	deploymentResult struct {
@@ -90,7 +90,8 @@ func stressFills(calls []store.ToolCall) (Artifacts, json.RawMessage) {
 		return nil, nil
 	}
 	r := runs[len(runs)-1].out
-	fills := Artifacts{phases.KeyScenarioSetID: r.ScenarioSetID, phases.KeyStressReportID: r.StressReportID}
+	fills := Artifacts{phases.KeyScenarioSetID: r.ScenarioSetID, phases.KeyStressReportID: r.StressReportID,
+		phases.KeyStressMetrics: stressMetrics(r)}
 	if r.StressReportID == "" {
 		return fills, nil
 	}
@@ -100,7 +101,11 @@ func stressFills(calls []store.ToolCall) (Artifacts, json.RawMessage) {
 	}
 	worst, rows := -1.0, [][]any{}
 	for _, x := range r.Results {
-		rows = append(rows, []any{x.Scenario, percent(x.PnL), percent(x.MaxDrawdown)})
+		pnl := "–"
+		if x.PnL != nil {
+			pnl = percent(*x.PnL)
+		}
+		rows = append(rows, []any{x.Scenario, pnl, percent(x.MaxDrawdown)})
 		if x.MaxDrawdown > worst && x.Scenario != "" {
 			worst, card["worst_scenario"] = x.MaxDrawdown, x.Scenario
 		}

@@ -26,7 +26,9 @@ const (
 
 // strategyHandler runs the strategy phase. It completes when the strategy is confirmed, its
 // backtest completed and the user asked to move on (in chat or through the confirm route).
-type strategyHandler struct{}
+type strategyHandler struct {
+	criteria Criteria // judged on the latest backtest's figures
+}
 
 // Phase implements [Handler].
 func (strategyHandler) Phase() phases.Phase { return phases.Strategy }
@@ -92,6 +94,9 @@ func (h strategyHandler) Enter(previous Artifacts) Artifacts { return enter(h, p
 // draft the patch set.
 func (h strategyHandler) PostProcess(in PostInput) Report {
 	a := clone(in.Artifacts)
+	if m, ran := backtestMetrics(in.ToolCalls); ran {
+		a[phases.KeyBacktestMetrics] = m
+	}
 	rec := strategyRecord(a, in.ToolCalls)
 	if rec != nil {
 		a[phases.KeyStrategyID] = rec.ID
@@ -104,8 +109,10 @@ func (h strategyHandler) PostProcess(in PostInput) Report {
 	return r
 }
 
-// verdict judges a block: completed, or what it still misses.
-func (strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
+// verdict judges a block: completed, or what it still misses. A backtest whose figures
+// miss a threshold holds the phase like a missing field; one that reported no figure for
+// a threshold does not (the check says so, as a warning).
+func (h strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
 	var missing []string
 	if str(a, phases.KeyStrategyID) == "" {
 		missing = append(missing, phases.KeyStrategyID)
@@ -119,9 +126,13 @@ func (strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
 	if !boolean(a, phases.KeyAdvanceToStressTest) {
 		missing = append(missing, phases.KeyAdvanceToStressTest)
 	}
+	checks := h.criteria.backtestChecks(a)
+	if Missed(checks) {
+		missing = append(missing, phases.KeyBacktestMetrics)
+	}
 	ev := evidence(a, calls, phases.KeyStrategyID, phases.KeyStrategyStatus, phases.KeyBacktestStatus, phases.KeyAdvanceToStressTest)
 	if len(missing) > 0 {
-		return Report{MissingFields: missing, Reason: stillNeeds("Strategy", missing), Evidence: ev}
+		return Report{MissingFields: missing, Reason: stillNeeds("Strategy", missing), Evidence: ev, Checks: checks}
 	}
 	return Report{
 		Completed:   true,
@@ -129,6 +140,7 @@ func (strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
 		Reason:      "Strategy confirmed with a completed backtest, and the move to stress test was requested.",
 		ReasonSkill: skillName(phases.Strategy, "moves", "done"),
 		Evidence:    ev,
+		Checks:      checks,
 	}
 }
 

@@ -12,7 +12,9 @@ const (
 
 // stressTestHandler runs the stress test phase. Its decision moves the session either on to
 // deployment (pass) or back to strategy (revise); it never sends a session back on its own.
-type stressTestHandler struct{}
+type stressTestHandler struct {
+	criteria Criteria // judged on the latest stress run's scenario losses
+}
 
 // Phase implements [Handler].
 func (stressTestHandler) Phase() phases.Phase { return phases.StressTest }
@@ -80,15 +82,20 @@ func (h stressTestHandler) PostProcess(in PostInput) Report {
 	return r
 }
 
-// verdict judges the block after the turn.
-func (stressTestHandler) verdict(in PostInput, a Artifacts) Report {
+// verdict judges the block after the turn. A pass whose scenario losses miss the
+// threshold holds the phase; a revision always goes back.
+func (h stressTestHandler) verdict(in PostInput, a Artifacts) Report {
 	ev := evidence(a, in.ToolCalls, phases.KeyStressTestDecision, phases.KeyScenarioSetID, phases.KeyStressReportID)
-	switch str(a, phases.KeyStressTestDecision) {
-	case phases.DecisionPass:
-		return Report{Completed: true, NextPhase: phases.Deployment, Evidence: ev,
+	checks := h.criteria.stressChecks(a)
+	switch decision := str(a, phases.KeyStressTestDecision); {
+	case decision == phases.DecisionPass && Missed(checks):
+		missing := []string{phases.KeyStressMetrics}
+		return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
+	case decision == phases.DecisionPass:
+		return Report{Completed: true, NextPhase: phases.Deployment, Evidence: ev, Checks: checks,
 			Reason: "Stress test passed; moving to deployment.", ReasonSkill: skillName(phases.StressTest, "moves", "pass")}
-	case phases.DecisionRevise:
-		return Report{Completed: true, NextPhase: phases.Strategy, Evidence: ev,
+	case decision == phases.DecisionRevise:
+		return Report{Completed: true, NextPhase: phases.Strategy, Evidence: ev, Checks: checks,
 			Reason: "Stress test asked for a revision; back to strategy.", ReasonSkill: skillName(phases.StressTest, "moves", "revise")}
 	}
 	var missing []string
@@ -99,5 +106,8 @@ func (stressTestHandler) verdict(in PostInput, a Artifacts) Report {
 		missing = append(missing, phases.KeyStressReportID)
 	}
 	missing = append(missing, phases.KeyStressTestDecision)
-	return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev}
+	if Missed(checks) {
+		missing = append(missing, phases.KeyStressMetrics)
+	}
+	return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
 }

@@ -231,8 +231,11 @@ func (o *Orchestrator) MovePhase(ctx context.Context, userID, sessionID, to, rea
 	return o.manual.MovePhase(ctx, userID, sessionID, to, reason)
 }
 
+// Confirmation is the confirm route's answer: the strategy and its stop criteria.
+type Confirmation = manual.Confirmation
+
 // ConfirmStrategy serves the confirm route (package manual).
-func (o *Orchestrator) ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error) {
+func (o *Orchestrator) ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*manual.Confirmation, error) {
 	return o.manual.ConfirmStrategy(ctx, userID, strategyID, advance)
 }
 

@@ -144,7 +144,7 @@ func assemble(t *testing.T, st *store.Store, s Store, up *fakeUpstream, cfg Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	orch := New(cfg, Deps{Store: s, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(), Signer: signer, Logger: logger, Metrics: m})
+	orch := New(cfg, Deps{Store: s, Log: log, Upstream: up, Skills: skills.New(), Handlers: handlers.New(handlers.Criteria{}), Signer: signer, Logger: logger, Metrics: m})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

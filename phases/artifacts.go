@@ -27,6 +27,21 @@ type Field struct {
 	// Required marks a key an object must hold (used for Keys; top-level fields may always
 	// be unset).
 	Required bool
+	// Server marks a field only the server writes, from tool results (the figures the
+	// stop criteria judge): a model's patch that sets it is refused, so a reply cannot
+	// claim a result no tool reported.
+	Server bool
+}
+
+// ServerFields names the fields of p that only the server writes ([Field.Server]).
+func ServerFields(p Phase) []string {
+	var out []string
+	for _, f := range Fields(p) {
+		if f.Server {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // Fields lists the artifact fields of p: the common ones (summary, notes) first, then the
@@ -65,6 +80,7 @@ func strategyFields() []Field {
 			{Name: "name", Kind: KindString, Required: true},
 			{Name: "spec", Kind: KindObject, Required: true},
 		}},
+		{Name: "backtest_metrics", Kind: KindObject, Server: true},
 	}
 }
 
@@ -73,6 +89,7 @@ func stressTestFields() []Field {
 		{Name: "scenario_set_id", Kind: KindString},
 		{Name: "stress_report_id", Kind: KindString},
 		enum("stress_test_decision", "pending", "pass", "revise"),
+		{Name: "stress_metrics", Kind: KindObject, Server: true},
 	}
 }
 

@@ -98,9 +98,9 @@ func TestFields(t *testing.T) {
 		want  []string
 	}{
 		{"strategy", Strategy, []string{"summary", "notes", "strategy_id", "strategy_status",
-			"backtest_status", "advance_to_stress_test", "strategy_draft"}},
+			"backtest_status", "advance_to_stress_test", "strategy_draft", "backtest_metrics"}},
 		{"stress test", StressTest, []string{"summary", "notes", "scenario_set_id",
-			"stress_report_id", "stress_test_decision"}},
+			"stress_report_id", "stress_test_decision", "stress_metrics"}},
 		{"deployment", Deployment, []string{"summary", "notes", "deployment_target",
 			"risk_guard_status", "rollout_status", "deployment_id", "deployment_status", "blocker_code"}},
 		{"completed", Completed, []string{"summary", "notes"}},

@@ -19,6 +19,8 @@ const (
 	KeyBlockerCode         = "blocker_code"
 	KeyStrategyDraftName   = "name"
 	KeyStrategyDraftSpec   = "spec"
+	KeyBacktestMetrics     = "backtest_metrics"
+	KeyStressMetrics       = "stress_metrics"
 	keyIDSuffix            = "_id"
 )
 

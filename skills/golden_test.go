@@ -52,7 +52,7 @@ func artifactsFor(p phases.Phase, stage string) handlers.Artifacts {
 
 // renders lists every phase × stage × locale, and each phase's nudge per locale.
 func renders(t *testing.T) []render {
-	r := handlers.New()
+	r := handlers.New(handlers.Criteria{})
 	var out []render
 	for _, locale := range skills.Locales {
 		for _, p := range []phases.Phase{phases.Strategy, phases.StressTest, phases.Deployment} {
@@ -95,7 +95,7 @@ func format(c render, p handlers.Pieces) string {
 }
 
 func TestGolden(t *testing.T) {
-	lib, reg := skills.New(), handlers.New()
+	lib, reg := skills.New(), handlers.New(handlers.Criteria{})
 	for _, c := range renders(t) {
 		t.Run(strings.TrimPrefix(c.path(), "testdata/golden/"), func(t *testing.T) {
 			h, _ := reg.For(c.phase)
@@ -135,7 +135,7 @@ func writeGolden(t *testing.T, path, content string) {
 // TestStageTextsNameTheirTools: a tool the stage allows is useless if its text never tells
 // the model when to call it; a stage without tools must say not to call any.
 func TestStageTextsNameTheirTools(t *testing.T) {
-	lib, reg := skills.New(), handlers.New()
+	lib, reg := skills.New(), handlers.New(handlers.Criteria{})
 	for _, c := range renders(t) {
 		if c.locale != "en" {
 			continue // the parity test carries the same backticked names to zh

@@ -131,7 +131,7 @@ func TestPhaseTextsUseKnownPlaceholders(t *testing.T) {
 // vocabulary is every lower-case identifier a phase text may show in backticks: the artifact
 // fields, the tools and the GenUI types of every phase.
 func vocabulary(t *testing.T) map[string]bool {
-	r, v := handlers.New(), map[string]bool{}
+	r, v := handlers.New(handlers.Criteria{}), map[string]bool{}
 	for _, p := range []phases.Phase{phases.Strategy, phases.StressTest, phases.Deployment} {
 		for _, f := range phases.Fields(p) {
 			v[f.Name] = true

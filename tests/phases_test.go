@@ -509,3 +509,112 @@ func TestAnEarlyConfirmationSticks(t *testing.T) {
 		w.expectPhase("stress_test")
 	})
 }
+
+// TestStopCriteria: with performance thresholds set, a strategy whose latest backtest meets
+// them moves on when confirmed, and one whose backtest misses them stays in strategy, the
+// backtest turn and the confirm route saying why in the session's locale; a stress test
+// passed by the model stays open while its worst scenario loses more than allowed.
+func TestStopCriteria(t *testing.T) {
+	eachStore(t, func(t *testing.T) {
+		t.Run("met", func(t *testing.T) {
+			s := startServer(t, "PHASEFLOW_STOP_MIN_SHARPE=1.2", "PHASEFLOW_STOP_MAX_DRAWDOWN=0.15", "PHASEFLOW_STOP_MAX_SCENARIO_LOSS=0.2")
+			w := &walk{t: t, s: s, tok: s.token("meets"), locale: "en"}
+			w.sid = s.newSession(w.tok, "en")
+			w.say("Draft a BTC momentum strategy")
+			meta, _ := w.say("Run the backtest")
+			sc := stopCriteria(t, meta)
+			if sc.Met != true || len(sc.Checks) != 2 || len(sc.Messages) != 0 {
+				t.Fatalf("stop_criteria after a backtest with Sharpe 1.4 and drawdown 12%% = %+v, want both met", sc)
+			}
+			strategyID, _ := w.field("strategy", "strategy_id").(string)
+			if c := confirmWith(t, w, strategyID); c.StopCriteria == nil || !c.StopCriteria.Met {
+				t.Fatalf("confirm answered stop_criteria %+v, want met", c.StopCriteria)
+			}
+			w.expectPhase("stress_test")
+			w.say("Set up the stress scenarios")
+			w.say("Run them")
+			if _, changed := w.say("Decide"); changed == nil || changed["to"] != "deployment" {
+				t.Fatalf("a pass with a worst loss of 14%% under a 20%% limit did not move on: %v", changed)
+			}
+		})
+		t.Run("missed", func(t *testing.T) {
+			s := startServer(t, "PHASEFLOW_STOP_MIN_SHARPE=2", "PHASEFLOW_STOP_MAX_SCENARIO_LOSS=0.1")
+			w := &walk{t: t, s: s, tok: s.token("misses"), locale: "zh"}
+			w.sid = s.newSession(w.tok, "zh")
+			w.say("帮我起草一个比特币动量策略")
+			meta, _ := w.say("请运行回测")
+			sc := stopCriteria(t, meta)
+			if sc.Met || len(sc.Checks) != 1 || sc.Checks[0].Status != "missed" || len(sc.Messages) != 1 ||
+				!strings.Contains(sc.Messages[0], "1.4") || !strings.Contains(sc.Messages[0], "2") {
+				t.Fatalf("stop_criteria after a backtest with Sharpe 1.4 under a threshold of 2 = %+v", sc)
+			}
+			w.inLocale("stop_criteria.messages", sc.Messages[0])
+			if !slices.Contains(meta["missing_fields"].([]any), any("backtest_metrics")) {
+				t.Fatalf("missing_fields = %v, want backtest_metrics", meta["missing_fields"])
+			}
+			strategyID, _ := w.field("strategy", "strategy_id").(string)
+			c := confirmWith(t, w, strategyID)
+			if c.Status != "confirmed" || c.StopCriteria == nil || c.StopCriteria.Met || len(c.StopCriteria.Messages) != 1 {
+				t.Fatalf("confirm answered %s with stop_criteria %+v, want confirmed and the missed threshold", c.Status, c.StopCriteria)
+			}
+			w.inLocale("the confirm route's stop_criteria.messages", c.StopCriteria.Messages[0])
+			w.expectPhase("strategy")
+			if meta, changed := w.say("看起来不错"); changed != nil || stopCriteria(t, meta).Met {
+				t.Fatalf("a later turn moved the held strategy on (%v) or found the criteria met", changed)
+			}
+			w.expectPhase("strategy")
+
+			// Moved by hand (the user's own decision), the stress test still holds a pass
+			// whose worst scenario loses 14% against a limit of 10%.
+			var sess map[string]any
+			if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+w.sid+"/phase", w.tok,
+				map[string]string{"to": "stress_test"}, &sess); resp.StatusCode != http.StatusOK {
+				t.Fatalf("manual move = %d %v", resp.StatusCode, sess)
+			}
+			w.say("请设置压力测试情景")
+			w.say("运行这些情景")
+			meta, changed := w.say("请给出结论")
+			sc = stopCriteria(t, meta)
+			if changed != nil || sc.Met || sc.Checks[0].Metric != "scenario_loss" || !strings.Contains(sc.Messages[0], "14%") {
+				t.Fatalf("a pass over the loss limit: phase_changed %v, stop_criteria %+v", changed, sc)
+			}
+			w.inLocale("stop_criteria.messages", sc.Messages[0])
+			w.expectPhase("stress_test")
+		})
+	})
+}
+
+// criteria is completed.metadata.stop_criteria or the confirm route's, as a client reads it.
+type criteria struct {
+	Met    bool `json:"met"`
+	Checks []struct {
+		Metric string   `json:"metric"`
+		Value  *float64 `json:"value"`
+		Status string   `json:"status"`
+	} `json:"checks"`
+	Messages []string `json:"messages"`
+}
+
+func stopCriteria(t *testing.T, meta map[string]any) criteria {
+	t.Helper()
+	b, err := json.Marshal(meta["stop_criteria"])
+	var sc criteria
+	if err != nil || meta["stop_criteria"] == nil || json.Unmarshal(b, &sc) != nil {
+		t.Fatalf("completed.metadata.stop_criteria = %v", meta["stop_criteria"])
+	}
+	return sc
+}
+
+// confirmWith confirms a strategy with the move to stress test and returns the answer.
+func confirmWith(t *testing.T, w *walk, strategyID string) (c struct {
+	Status       string    `json:"status"`
+	StopCriteria *criteria `json:"stop_criteria"`
+}) {
+	t.Helper()
+	resp := w.s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/strategies/"+strategyID+"/confirm", w.tok,
+		map[string]bool{"advance_to_stress_test": true}, &c)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirm: %d", resp.StatusCode)
+	}
+	return c
+}

@@ -111,7 +111,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	log := eventlog.New(st, replica, logger, eventlog.Options{Observe: m.CommitObserved})
 	defer closeLog(log, logger)
 	orch := orchestration.New(orchestrationConfig(cfg, primary, st.Driver()), orchestration.Deps{
-		Store: st, Log: log, Upstream: meter, Skills: skills.New(), Handlers: handlers.New(), Signer: mcpSigner, Logger: logger, Metrics: m,
+		Store: st, Log: log, Upstream: meter, Skills: skills.New(), Handlers: handlers.New(stopCriteria(cfg)), Signer: mcpSigner, Logger: logger, Metrics: m,
 		UserTurns: userTurns(cfg), GenUI: cards,
 	})
 	stopFollowing, err := followReplicas(st, log, orch)
@@ -152,6 +152,11 @@ func userTurns(cfg config.Config) orchestration.UserTurns {
 		return nil
 	}
 	return userlimit.NewTurns(cfg.MaxTurnsPerUser)
+}
+
+// stopCriteria are the phases' performance thresholds, none unless configured.
+func stopCriteria(cfg config.Config) handlers.Criteria {
+	return handlers.Criteria{MinSharpe: cfg.StopMinSharpe, MaxDrawdown: cfg.StopMaxDrawdown, MaxScenarioLoss: cfg.StopMaxScenarioLoss}
 }
 
 // messageRate is the per-user message rate, nil when there is none.

@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 
+	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/store"
 )
@@ -38,6 +39,9 @@ type Metadata struct {
 	SessionTitle string `json:"session_title,omitempty"`
 	// RuntimePolicy is the policy the turn ran under.
 	RuntimePolicy *RuntimePolicy `json:"runtime_policy,omitempty"`
+	// StopCriteria are the phase's performance thresholds judged on its latest run
+	// (absent when none are configured).
+	StopCriteria *handlers.StopCriteria `json:"stop_criteria,omitempty"`
 }
 
 // RuntimePolicy is the runtime policy a turn ran under (seed 002 §3.2 step 4): the

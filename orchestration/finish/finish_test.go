@@ -40,7 +40,7 @@ func (noReads) ActivePrompts(context.Context, string) (map[string]string, error)
 // turnIn is a turn begun in phase, and its plan.
 func turnIn(t *testing.T, phase string) (Turn, *prompt.Plan) {
 	t.Helper()
-	reg := handlers.New()
+	reg := handlers.New(handlers.Criteria{})
 	b := &session.Begun{
 		Session:   &store.Session{ID: "s1", UserID: "u1", Locale: "en", Phase: phase, Status: session.StatusActive, Artifacts: store.JSON(`{}`), Metadata: store.JSON(`{}`)},
 		Assistant: &store.Message{ID: "a1", UserID: "u1", SessionID: "s1", Role: store.RoleAssistant, Status: store.StatusPending},
@@ -87,7 +87,7 @@ func TestCompleted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			turn, plan := turnIn(t, tc.phase)
 			out := stream.Outcome{Result: stream.Result{Text: reply, ResponseID: "resp_1", Model: "gpt-test-2025"}, Attempts: 1}
-			tail, err := Completed(turn, Completion{Plan: plan, Outcome: out, Settled: tc.settled(plan.Block), Handlers: handlers.New(), At: time.Now()})
+			tail, err := Completed(turn, Completion{Plan: plan, Outcome: out, Settled: tc.settled(plan.Block), Handlers: handlers.New(handlers.Criteria{}), At: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func TestMoveApply(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := handlers.New()
+			reg := handlers.New(handlers.Criteria{})
 			sess := &store.Session{ID: "s1", Locale: "en", Phase: "strategy", Status: session.StatusActive, PreviousResponseID: "resp_old"}
 			arts := prompt.FillBlocks(reg, session.Artifacts{})
 			meta := &session.Metadata{}

@@ -81,13 +81,21 @@ func (r *Routes) MovePhase(ctx context.Context, userID, sessionID, to, reason st
 	return sess, r.moveNow(ctx, sess, m)
 }
 
+// Confirmation is the confirm route's answer: the strategy as stored, and how the
+// strategy phase's latest backtest meets its thresholds (nil when none are set), in the
+// session's locale, so a client learns at once why a confirmed strategy does not move on.
+type Confirmation struct {
+	*store.Strategy
+	StopCriteria *handlers.StopCriteria `json:"stop_criteria,omitempty"`
+}
+
 // ConfirmStrategy confirms a strategy, and the block of the phase that owns the confirm
 // step says so too, whatever phase the session is in (a waiting carryover from that phase
 // is rendered again, so the model reads it as well). When the session is in that phase the
 // handler's rule applies: with advance, the move it asks for happens at once when the
 // phase's conditions hold, otherwise as soon as they do. The session's artifacts and the
 // strategy row then say the same thing.
-func (r *Routes) ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*store.Strategy, error) {
+func (r *Routes) ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*Confirmation, error) {
 	st, err := r.store.GetStrategy(ctx, strategyID, userID)
 	if err != nil {
 		return nil, err
@@ -102,13 +110,17 @@ func (r *Routes) ConfirmStrategy(ctx context.Context, userID, strategyID string,
 	}
 	owner, ok := r.handlers.ConfirmPhase()
 	if !ok {
-		return st, nil
+		return &Confirmation{Strategy: st}, nil
 	}
 	arts, meta, err := r.decodeState(sess)
 	if err != nil {
 		return nil, err
 	}
 	report, _ := r.handlers.Confirm(owner, arts[string(owner)], st.ID, advance)
+	c := &Confirmation{Strategy: st}
+	if c.StopCriteria, err = handlers.Explain(r.texts.For(ctx), sess.Locale, report.Checks); err != nil {
+		return nil, fmt.Errorf("manual: confirm: %w", err)
+	}
 	arts[string(owner)], meta.StrategyID = report.Artifacts, st.ID
 	if err := r.refreshCarryover(ctx, sess.Locale, &meta, owner, report.Artifacts); err != nil {
 		return nil, err
@@ -117,11 +129,11 @@ func (r *Routes) ConfirmStrategy(ctx context.Context, userID, strategyID string,
 		return nil, err
 	}
 	if !report.Completed || phases.Phase(sess.Phase) != owner {
-		return st, r.store.UpdateSession(ctx, sess)
+		return c, r.store.UpdateSession(ctx, sess)
 	}
 	m := finish.Move{From: owner, To: report.NextPhase, Reason: report.Reason, ReasonSkill: report.ReasonSkill,
 		Evidence: map[string]any{"fields": report.Evidence, "source": "confirm_route", "strategy_id": st.ID}}
-	return st, r.moveNow(ctx, sess, m)
+	return c, r.moveNow(ctx, sess, m)
 }
 
 // refreshCarryover renders a waiting carryover from phase from again over its new block.

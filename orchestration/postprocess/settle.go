@@ -92,6 +92,17 @@ func (in Input) question(missing []string) string {
 	return q
 }
 
+// stopCriteria is what completed.metadata says of the phase's thresholds, nil when none
+// are set. A text that cannot be read (an admin's version without a line) leaves the
+// messages out and the checks still say what was judged: the turn is not failed for it.
+func (in Input) stopCriteria(checks []handlers.Check) *handlers.StopCriteria {
+	sc, err := handlers.Explain(in.Skills, in.Locale, checks)
+	if err != nil {
+		sc.Messages = []string{}
+	}
+	return sc
+}
+
 // judge asks the phase handler for its verdict on the block after the patch, and keeps what
 // it records when the reply was accepted.
 func (s *Settlement) judge(in Input, calls []store.ToolCall, accepted bool) {
@@ -104,6 +115,7 @@ func (s *Settlement) judge(in Input, calls []store.ToolCall, accepted bool) {
 		s.Metadata.MissingFields = s.Report.MissingFields
 	}
 	s.Metadata.DeploymentSummary = s.Report.Summary
+	s.Metadata.StopCriteria = in.stopCriteria(s.Report.Checks)
 	if !accepted {
 		return
 	}
@@ -121,7 +133,7 @@ func applyPatch(phase phases.Phase, block handlers.Artifacts, patch json.RawMess
 	if len(patch) == 0 {
 		return block, nil, nil
 	}
-	patch, held := holdBackwards(phase, block, patch)
+	patch, held := holdProtected(phase, block, patch)
 	merged, err := MergePatch(block, patch)
 	var reasons []string
 	if err != nil {
@@ -139,7 +151,7 @@ func applyPatch(phase phases.Phase, block handlers.Artifacts, patch json.RawMess
 	return merged, patch, &events.RejectedPatch{Patch: held.patch, Reasons: held.reasons}
 }
 
-// heldFields are the status fields a patch would have moved backwards, taken out of it.
+// heldFields are the fields a patch may not set as it says, taken out of it.
 type heldFields struct {
 	patch   json.RawMessage // {field: value} of the held fields
 	reasons []string
@@ -162,15 +174,22 @@ func (h *heldFields) with(rest json.RawMessage, reasons []string) *events.Reject
 	return &events.RejectedPatch{Patch: b, Reasons: append(h.reasons, reasons...)}
 }
 
-// holdBackwards takes out of patch each status field it would move backwards, with why;
-// the patch is returned unchanged when none would (or when it is not an object: the field
-// rules say so).
-func holdBackwards(phase phases.Phase, block handlers.Artifacts, patch json.RawMessage) (json.RawMessage, *heldFields) {
+// holdProtected takes out of patch, with why, each field only the server writes (the
+// figures of a run, which a reply cannot claim) and each status field it would move
+// backwards; the patch is returned unchanged when it holds none (or when it is not an
+// object: the field rules say so).
+func holdProtected(phase phases.Phase, block handlers.Artifacts, patch json.RawMessage) (json.RawMessage, *heldFields) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(patch, &obj) != nil {
 		return patch, nil
 	}
 	held, h := map[string]json.RawMessage{}, &heldFields{}
+	for _, field := range phases.ServerFields(phase) {
+		if raw, ok := obj[field]; ok {
+			held[field], h.reasons = raw, append(h.reasons, field+": written by the server from the tools' results, not by a patch")
+			delete(obj, field)
+		}
+	}
 	for _, o := range handlers.StatusOrders(phase) {
 		raw, ok := obj[o.Field]
 		var to any

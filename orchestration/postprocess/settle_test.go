@@ -12,7 +12,7 @@ import (
 )
 
 func TestSettle(t *testing.T) {
-	strategy, _ := handlers.New().For(phases.Strategy)
+	strategy, _ := handlers.New(handlers.Criteria{}).For(phases.Strategy)
 	patchBlock := func(body string) []thinkingml.Block {
 		return []thinkingml.Block{{Name: thinkingml.BlockStatePatch, Body: body}}
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPatchesDoNotUndoDecisions: a status field moves forward by patch, back only to its
-// revise state; a backwards move is refused on its own, named in rejected_patch, and the
-// rest of the patch is applied.
+// revise state, and a field only the server writes is not set by patch; such a field is
+// refused on its own, named in rejected_patch, and the rest of the patch is applied.
 func TestPatchesDoNotUndoDecisions(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -53,6 +53,13 @@ func TestPatchesDoNotUndoDecisions(t *testing.T) {
 		{"a blocked deployment is prepared again", phases.Deployment,
 			handlers.Artifacts{"deployment_status": "blocked"}, `{"deployment_status":"ready"}`,
 			handlers.Artifacts{"deployment_status": "ready"}, `{"deployment_status":"ready"}`, "", ""},
+		{"a reply cannot claim the backtest's figures", phases.Strategy,
+			handlers.Artifacts{"backtest_status": "running"}, `{"backtest_status":"completed","backtest_metrics":{"sharpe":9}}`,
+			handlers.Artifacts{"backtest_status": "completed"}, `{"backtest_status":"completed"}`, `{"backtest_metrics":{"sharpe":9}}`,
+			"backtest_metrics: written by the server"},
+		{"nor the stress run's", phases.StressTest,
+			handlers.Artifacts{}, `{"stress_metrics":{"worst_loss":0}}`,
+			handlers.Artifacts{}, `{}`, `{"stress_metrics":{"worst_loss":0}}`, "stress_metrics: written by the server"},
 		{"a held field and a bad one: the whole patch is refused, both named", phases.Strategy,
 			handlers.Artifacts{"strategy_status": "confirmed"}, `{"strategy_status":"validated","backtest_status":"sometimes"}`,
 			handlers.Artifacts{"strategy_status": "confirmed"}, "", `{"backtest_status":"sometimes","strategy_status":"validated"}`, "backtest_status"},

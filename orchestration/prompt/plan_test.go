@@ -181,7 +181,7 @@ func TestPlan(t *testing.T) {
 				st = &planStore{}
 			}
 			embedded := skills.New()
-			reg := handlers.New()
+			reg := handlers.New(handlers.Criteria{})
 			p := NewPlanner(tc.cfg, reg, st, signer{}, NewTexts(st, embedded))
 			pl, err := p.Plan(context.Background(), tc.turn)
 			if err != nil {
