@@ -80,6 +80,9 @@ type Config struct {
 	HeartbeatInterval   time.Duration
 	MaxBodyBytes        int64
 	SerpQueriesOptional bool
+	// MaxReplyBytes is the longest reply POST /validate checks (413 reply_too_large past
+	// it), the same bound a turn's reply has; 0 means none.
+	MaxReplyBytes int
 	// ReplyPolicy is the server's reply policy; a user's runtime_policy may only make it
 	// stricter.
 	ReplyPolicy stream.Policy

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 
@@ -40,6 +41,10 @@ func (s *Server) validate(c echo.Context) error {
 			return badRequest(`a JSON body must be {"reply": "..."}`)
 		}
 		reply = *body.Reply
+	}
+	if limit := s.cfg.MaxReplyBytes; limit > 0 && len(reply) > limit {
+		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Code: "reply_too_large",
+			Message: fmt.Sprintf("the reply is larger than %d bytes, the longest a turn accepts", limit)}
 	}
 	res := thinkingml.Validate(reply, thinkingml.Options{SerpQueriesOptional: s.cfg.SerpQueriesOptional})
 	return c.JSON(http.StatusOK, res)

@@ -174,6 +174,11 @@ type Config struct {
 	MaxConcurrentTurns int
 	// MaxBodyBytes caps a request body; larger bodies get 413.
 	MaxBodyBytes int64
+	// MaxReplyBytes caps a model's reply (and a /validate reply); past it a turn ends with
+	// reply_too_large, its text so far kept.
+	MaxReplyBytes int
+	// MaxTurnEvents caps the events of one turn, its attempts together.
+	MaxTurnEvents int
 	// ReplyPolicy is what happens to a reply that fails validation.
 	ReplyPolicy ReplyPolicy
 	// SerpQueriesOptional lets a reply without serp queries pass validation.
@@ -328,6 +333,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("idle_timeout", c.IdleTimeout),
 		slog.Int("max_turns", c.MaxConcurrentTurns),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int("max_reply_bytes", c.MaxReplyBytes),
+		slog.Int("max_turn_events", c.MaxTurnEvents),
 		slog.String("reply_policy", string(c.ReplyPolicy)),
 		slog.Bool("serp_optional", c.SerpQueriesOptional),
 		slog.Duration("skill_call_timeout", c.SkillCallTimeout),

@@ -46,6 +46,8 @@ func defaults() Config {
 		IdleTimeout:        60 * time.Second,
 		MaxConcurrentTurns: 64,
 		MaxBodyBytes:       1048576,
+		MaxReplyBytes:      1 << 20,
+		MaxTurnEvents:      100000,
 		PhaseTurnLimit:     12,
 		JWTMaxTTL:          24 * time.Hour,
 		MaxHeaderBytes:     16384,

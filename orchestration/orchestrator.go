@@ -73,6 +73,7 @@ type Config struct {
 	EndpointID          int
 	TurnTimeout         time.Duration // hard limit of one turn, all attempts included
 	IdleTimeout         time.Duration // longest silence from the upstream
+	Limits              stream.Limits // a turn's reply bytes and events
 	MaxConcurrentTurns  int
 	ReplyPolicy         stream.Policy
 	SerpQueriesOptional bool
@@ -135,7 +136,7 @@ func New(cfg Config, d Deps) *Orchestrator {
 			TurnLimit: cfg.PhaseTurnLimit, ChainResponses: cfg.ChainResponses, MCPServers: cfg.MCPServers,
 			ReplyPolicy: cfg.ReplyPolicy, SerpQueriesOptional: cfg.SerpQueriesOptional,
 		}, d.Handlers, d.Store, d.Signer, texts),
-		streams: stream.New(d.Upstream, cfg.IdleTimeout),
+		streams: stream.New(d.Upstream, cfg.IdleTimeout, cfg.Limits),
 		manual:  manual.New(d.Store, d.Handlers, texts),
 		base:    base, stopAll: stopAll,
 	}

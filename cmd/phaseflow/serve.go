@@ -192,8 +192,9 @@ func closeLog(log *eventlog.Log, logger *slog.Logger) {
 func apiConfig(cfg config.Config) api.Config {
 	return api.Config{
 		HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional,
-		ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
-		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
+		MaxReplyBytes: cfg.MaxReplyBytes,
+		ReplyPolicy:   stream.Policy(cfg.ReplyPolicy),
+		CORSOrigins:   cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
 		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
 	}
 }
@@ -394,6 +395,7 @@ func orchestrationConfig(cfg config.Config, primary primaryEndpoint, driver stri
 		RecoverAll: driver == store.DriverSQLite,
 		Provider:   primary.provider, Model: primary.model, EndpointID: primary.id,
 		TurnTimeout: cfg.TurnTimeout, IdleTimeout: cfg.IdleTimeout,
+		Limits:             stream.Limits{ReplyBytes: cfg.MaxReplyBytes, Events: cfg.MaxTurnEvents},
 		MaxConcurrentTurns: cfg.MaxConcurrentTurns, ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
 		SerpQueriesOptional: cfg.SerpQueriesOptional,
 		ChainResponses:      cfg.UpstreamChain, MCPServers: mcpServers(cfg.MCPServers), PhaseTurnLimit: cfg.PhaseTurnLimit,

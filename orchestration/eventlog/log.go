@@ -52,6 +52,10 @@ type tuning struct {
 	// producer waits for the database. A terminal event is always accepted, so a turn can
 	// always end.
 	maxPending int
+	// keepCommitted is how many committed events a message produced here keeps in memory
+	// for its followers; older ones are read from the database, like another replica's, so
+	// a turn's memory does not grow with its length.
+	keepCommitted int
 	// pollInterval is how often a cursor over a message that is not produced here re-reads
 	// the database while waiting; notifications wake it earlier.
 	pollInterval time.Duration
@@ -75,6 +79,7 @@ type tuning struct {
 func (t tuning) withDefaults() tuning {
 	t.maxBatch = cmpOr(t.maxBatch, 512)
 	t.maxPending = cmpOr(t.maxPending, 1024)
+	t.keepCommitted = cmpOr(t.keepCommitted, 1024)
 	t.pollInterval = cmpOr(t.pollInterval, 250*time.Millisecond)
 	t.retryMin = cmpOr(t.retryMin, 50*time.Millisecond)
 	t.retryMax = cmpOr(t.retryMax, 2*time.Second)
@@ -158,7 +163,7 @@ func (l *Log) Open(messageID string, o Opening) (*Writer, error) {
 	if _, ok := l.live[messageID]; ok {
 		return nil, fmt.Errorf("eventlog: message %s already has a writer", messageID)
 	}
-	s := newStream(messageID, o)
+	s := newStream(messageID, o, l.tune.keepCommitted)
 	l.live[messageID] = s
 	return &Writer{log: l, s: s}, nil
 }

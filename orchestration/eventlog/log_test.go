@@ -1093,3 +1093,35 @@ func TestAFollowerElsewhereIsNotified(t *testing.T) {
 		t.Error("the commits of a message nobody followed elsewhere were notified")
 	}
 }
+
+// TestALongMessageKeepsOnlyItsTailInMemory: a message produced here keeps only its last
+// committed events in memory; followers that start behind them, that fall behind while it
+// streams, or that keep up, all receive every event once, in order, from the database
+// where memory has let them go.
+func TestALongMessageKeepsOnlyItsTailInMemory(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		const keep = 8
+		l := newLog(st, owner, quiet(), Options{}, tuning{keepCommitted: keep, pollInterval: 5 * time.Millisecond})
+		defer closeLog(t, l)
+		id := newMessage(t, st, ownLease())
+		results := make(chan []int64, 2)
+		go func() { seqs, _ := follow(l, id, 0, 0, nil); results <- seqs }()
+		go func() { // a slow follower, always behind the window
+			seqs, _ := follow(l, id, 0, 0, func(store.Event) { time.Sleep(100 * time.Microsecond) })
+			results <- seqs
+		}()
+		w := produce(t, l, id, 600)
+		for range 2 {
+			wantSeqs(t, <-results, 1, 601)
+		}
+		s := w.s
+		s.mu.Lock()
+		held, base := len(s.events), s.base
+		s.mu.Unlock()
+		if held >= 2*keep || base < 600-2*keep {
+			t.Fatalf("the stream holds %d events from seq %d on, want fewer than %d", held, base+1, 2*keep)
+		}
+		seqs, _ := follow(l, id, 3, 601, nil) // a reconnect far behind, after the end
+		wantSeqs(t, seqs, 4, 601)
+	})
+}

@@ -10,9 +10,12 @@ import (
 // appends to events; the committer takes the pending tail, commits it and advances
 // committed; cursors read only events[:committed] (never a copy: committed events are not
 // modified again, and append never moves them for a holder of an older slice header).
+// Only the last keep committed events stay: the older ones are let go (base moves on), and
+// a cursor behind them reads them from the database.
 type stream struct {
 	id     string
 	onLost func()
+	keep   int
 
 	mu         sync.Mutex
 	base       int64         // seq of the event before events[0]
@@ -34,9 +37,9 @@ type stream struct {
 	riding     []store.Trace // traces on the batch in the committer's hands
 }
 
-func newStream(id string, o Opening) *stream {
+func newStream(id string, o Opening, keep int) *stream {
 	s := &stream{
-		id: id, onLost: o.OnLost, base: o.LastSeq - int64(len(o.Committed)),
+		id: id, onLost: o.OnLost, keep: keep, base: o.LastSeq - int64(len(o.Committed)),
 		events: append([]store.Event(nil), o.Committed...), committed: len(o.Committed), taken: len(o.Committed),
 		changed: make(chan struct{}), gen: 1, held: o.Unwritten,
 	}
@@ -60,8 +63,8 @@ func (s *stream) pendingCount() int {
 }
 
 // committedAfter returns the committed events with seq > seq (a window of the shared slice),
-// the channel closed on the next change, and whether the stream was lost (its remaining
-// events must then be read from the database). A wake (Cursor.NextFunc) is also called once
+// the channel closed on the next change, and whether the events after seq must be read
+// from the database instead: the stream was lost, or let them go (see keep). A wake (Cursor.NextFunc) is also called once
 // at the next change, unless armed says it already waits for it; armed is set to the change
 // it waits for.
 func (s *stream) committedAfter(seq int64, wake func(), armed *uint64) ([]store.Event, <-chan struct{}, bool) {
@@ -71,7 +74,10 @@ func (s *stream) committedAfter(seq int64, wake func(), armed *uint64) ([]store.
 		s.wakes = append(s.wakes, wake)
 		*armed = s.gen
 	}
-	i := max(seq-s.base, 0)
+	if seq < s.base {
+		return nil, s.changed, true
+	}
+	i := seq - s.base
 	if i >= int64(s.committed) || s.held {
 		return nil, s.changed, s.lost
 	}
@@ -153,12 +159,28 @@ func (s *stream) publish(n int, lost bool) bool {
 		if s.terminal && s.committed == len(s.events) {
 			s.done = true
 		}
+		s.letGo()
 	}
 	done := s.done
 	wakes := s.change()
 	s.mu.Unlock()
 	callAll(wakes)
 	return done
+}
+
+// letGo drops the committed events before the last keep once they are as many again, into
+// a fresh array, so the old one is freed when the cursors reading windows of it move on;
+// s.mu is held. Copying half of what was kept at most once per keep commits costs a
+// constant per event.
+func (s *stream) letGo() {
+	drop := s.committed - s.keep
+	if s.keep <= 0 || drop < s.keep {
+		return
+	}
+	s.events = append(make([]store.Event, 0, len(s.events)-drop+s.keep), s.events[drop:]...)
+	s.base += int64(drop)
+	s.committed -= drop
+	s.taken -= drop
 }
 
 // callAll calls each of fns.

@@ -247,13 +247,13 @@ func (w *Writer) record(traces []store.Trace) error {
 func (w *Writer) nudge(ctx context.Context) {
 	s := w.s
 	s.mu.Lock()
-	target := len(s.events)
+	target := s.last()
 	s.mu.Unlock()
 	timer := time.NewTimer(w.log.tune.nudgeWait)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		committed, lost, changed := s.committed >= target, s.lost, s.changed
+		committed, lost, changed := s.base+int64(s.committed) >= target, s.lost, s.changed
 		s.mu.Unlock()
 		if committed || lost {
 			runtime.Gosched() // the client's stream, woken by the same commit, writes the event

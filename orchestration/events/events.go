@@ -46,6 +46,7 @@ const (
 	CodeCancelled           = "cancelled"
 	CodeInterrupted         = "interrupted"
 	CodeInternalError       = "internal_error"
+	CodeReplyTooLarge       = "reply_too_large"
 )
 
 // Base holds the fields every event carries, so a client can tell turns and tabs apart.

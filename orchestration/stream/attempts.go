@@ -59,6 +59,8 @@ type Outcome struct {
 	// attempt number: those of a refused attempt and of an attempt cut short too, since
 	// each one really ran. Result.ToolCalls are the kept attempt's alone.
 	Calls []store.ToolCall
+	// events counts what the attempts sent the client, against Limits.Events.
+	events int
 }
 
 // Accepted reports whether the kept reply passed its checks (always under PolicyOff).
@@ -137,7 +139,7 @@ func (h *Handler) next(ctx context.Context, requests Requests, correction []thin
 		return err
 	}
 	out.Result = Result{} // the attempt's own, nothing of the one before
-	err = h.run(ctx, req, sink, out.Attempts, &out.Result)
+	err = h.run(ctx, req, sink, out.Attempts, &out.Result, &out.events)
 	out.addCalls()
 	return err
 }

@@ -64,7 +64,7 @@ func TestAttempts(t *testing.T) {
 				return &upstream.Request{}, nil
 			}
 			rules := Rules{Policy: tc.policy, Judge: judge, Fallback: func() (string, error) { return "fallback reply", nil }}
-			out, err := New(up, 0).Attempts(context.Background(), requests, s, rules)
+			out, err := New(up, 0, Limits{}).Attempts(context.Background(), requests, s, rules)
 			var refused *RefusedError
 			if errors.As(err, &refused) != tc.wantRefused || (err != nil && !tc.wantRefused) {
 				t.Fatalf("Attempts error = %v, want refused %v", err, tc.wantRefused)

@@ -14,6 +14,8 @@ import (
 func Failure(err error) (code, message string, ok bool) {
 	var ue *upstream.Error
 	switch {
+	case errors.Is(err, ErrReplyTooLarge):
+		return events.CodeReplyTooLarge, "The reply grew past the server's size limit; the text so far is kept.", true
 	case errors.Is(err, ErrIdle):
 		return events.CodeUpstreamTimeout, "The model provider stopped sending the reply.", true
 	case errors.As(err, &ue):

@@ -45,6 +45,18 @@ type Sink interface {
 // ErrIdle is the cause of a stream cut because the upstream sent nothing for the idle limit.
 var ErrIdle = errors.New("stream: upstream idle for too long")
 
+// ErrReplyTooLarge ends a turn whose reply passed [Limits]: what arrived until then is
+// kept, and nothing more is read.
+var ErrReplyTooLarge = errors.New("stream: the reply passed the server's size limit")
+
+// Limits bound what one turn may make the server hold and write, whatever the model
+// sends: a reply's bytes (each attempt's, as the upstream sent them, withheld blocks
+// included) and the events of the turn's attempts together. Zero means no bound.
+type Limits struct {
+	ReplyBytes int
+	Events     int
+}
+
 // Result is what one attempt produced, complete or not.
 type Result struct {
 	Text              string // the forwarded (filtered) text, what the client assembled
@@ -58,32 +70,38 @@ type Result struct {
 
 // Handler runs attempts against one upstream.
 type Handler struct {
-	up   Streamer
-	idle time.Duration
+	up     Streamer
+	idle   time.Duration
+	limits Limits
 }
 
-// New returns a handler that cuts a stream after idle without upstream events (0: no limit).
-func New(up Streamer, idle time.Duration) *Handler { return &Handler{up: up, idle: idle} }
+// New returns a handler that cuts a stream after idle without upstream events (0: no limit)
+// and ends a turn past limits.
+func New(up Streamer, idle time.Duration, limits Limits) *Handler {
+	return &Handler{up: up, idle: idle, limits: limits}
+}
 
 // Run streams one attempt, the first. On error it still returns what arrived, so the
 // partial text can be kept; a stream that ends without its terminal event is an error,
 // never a short reply.
 func (h *Handler) Run(ctx context.Context, req upstream.Request, sink Sink) (Result, error) {
 	var res Result
-	err := h.run(ctx, &req, sink, 1, &res)
+	var events int
+	err := h.run(ctx, &req, sink, 1, &res, &events)
 	return res, err
 }
 
-// run streams attempt number into res (see Run). It takes and fills pointers: by value,
-// the request and the result would each be copied into the frame of every caller that
-// waits on the stream.
-func (h *Handler) run(ctx context.Context, req *upstream.Request, sink Sink, number int, res *Result) error {
+// run streams attempt number into res (see Run), counting the events it sends in events
+// (the turn's count so far). It takes and fills pointers: by value, the request and the
+// result would each be copied into the frame of every caller that waits on the stream.
+func (h *Handler) run(ctx context.Context, req *upstream.Request, sink Sink, number int, res *Result, events *int) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(h.idleLimit(), func() { cancel(ErrIdle) })
 	defer idle.Stop()
 
-	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}, res: res}
+	a := attempt{sink: sink, filter: thinkingml.NewFilter(), started: map[string]time.Time{}, res: res,
+		limits: h.limits, events: events}
 	var sent atomic.Int64 // the attempt's requests so far
 	trace := func(s upstream.Sent) { sink.Trace(number, int(sent.Add(1)), s) }
 	var err error
@@ -125,9 +143,27 @@ type attempt struct {
 	res       *Result // the caller's, filled as the stream goes
 	completed bool
 	started   map[string]time.Time // tool call id → start
+	limits    Limits
+	bytes     int  // the reply's bytes as sent
+	events    *int // the turn's events so far
+}
+
+// spend counts one event and the reply's new bytes against the limits.
+func (a *attempt) spend(bytes int) error {
+	*a.events++
+	a.bytes += bytes
+	if a.limits.Events > 0 && *a.events > a.limits.Events || a.limits.ReplyBytes > 0 && a.bytes > a.limits.ReplyBytes {
+		return ErrReplyTooLarge
+	}
+	return nil
 }
 
 func (a *attempt) handle(ctx context.Context, ev upstream.Event) error {
+	if ev.Kind == upstream.EventTextDelta || ev.Kind == upstream.EventToolCallStarted || ev.Kind == upstream.EventToolCallDone {
+		if err := a.spend(len(ev.Delta)); err != nil {
+			return err
+		}
+	}
 	switch ev.Kind {
 	case upstream.EventCreated:
 		a.res.ResponseID, a.res.Model, a.res.UpstreamRequestID = ev.ResponseID, ev.Model, ev.UpstreamRequestID

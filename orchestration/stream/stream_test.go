@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &sink{}
-			res, err := New(tc.up, tc.idle).Run(context.Background(), upstream.Request{}, s)
+			res, err := New(tc.up, tc.idle, Limits{}).Run(context.Background(), upstream.Request{}, s)
 			switch want := tc.wantErr.(type) {
 			case nil:
 				if err != nil {
@@ -117,3 +117,42 @@ func TestRun(t *testing.T) {
 }
 
 func oneRequest([]thinkingml.Issue) (*upstream.Request, error) { return &upstream.Request{}, nil }
+
+// TestLimitsEndALongReply: a reply past its byte limit, or a turn past its event limit,
+// ends with ErrReplyTooLarge, what arrived until then kept, and nothing more is read.
+func TestLimitsEndALongReply(t *testing.T) {
+	many := func(n int, d string) fakeUpstream {
+		evs := make([]upstream.Event, 0, n+1)
+		for range n {
+			evs = append(evs, text(d))
+		}
+		return fakeUpstream{events: append(evs, completed)}
+	}
+	cases := []struct {
+		name     string
+		up       fakeUpstream
+		limits   Limits
+		wantErr  error
+		wantText int // bytes forwarded
+	}{
+		{"within both limits", many(100, "ab"), Limits{ReplyBytes: 200, Events: 100}, nil, 200},
+		{"a byte past the reply limit", many(101, "ab"), Limits{ReplyBytes: 201}, ErrReplyTooLarge, 200},
+		{"an event past the event limit", many(1000, "a"), Limits{Events: 100}, ErrReplyTooLarge, 100},
+		{"no limits", many(1000, "a"), Limits{}, nil, 1000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sink{}
+			res, err := New(tc.up, 0, tc.limits).Run(context.Background(), upstream.Request{}, s)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Run error = %v, want %v", err, tc.wantErr)
+			}
+			if len(res.Text) != tc.wantText {
+				t.Fatalf("kept %d bytes, want %d", len(res.Text), tc.wantText)
+			}
+			if code, _, ok := Failure(err); err != nil && (!ok || code != "reply_too_large") {
+				t.Fatalf("Failure = %q, %v; want reply_too_large", code, ok)
+			}
+		})
+	}
+}

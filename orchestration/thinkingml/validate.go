@@ -51,6 +51,9 @@ type validator struct {
 	at    map[etree.Token]int // the seg of each token of the parsed tree
 	sum   Summary
 	lines []int // byte offsets of line starts, built on first use
+	// last is the position lineCol found last: a later offset on the same line counts its
+	// column from there, so issues asked for in order cost one pass over a long line.
+	last struct{ off, line, col int }
 }
 
 func (v *validator) run() {
@@ -141,39 +144,48 @@ func (v *validator) diagnose(err error, doc []byte) {
 }
 
 // nesting reports unclosed, mismatched and stray closing tags and too deep nesting, and
-// says whether it found any.
+// says whether it found any. It is linear in the tags: open counts by name tell a stray
+// closing tag at once, each open tag is popped once, and no message is written once the
+// report is full.
 func (v *validator) nesting() bool {
 	found := false
-	bad := func(off int, msg string) {
-		v.rep.err(off, CodeMalformedXML, msg)
+	bad := func(off int, msg func() string) {
 		found = true
+		if !v.rep.full() {
+			v.rep.err(off, CodeMalformedXML, msg())
+		}
 	}
 	var stack []int
+	open := map[string]int{}
 	for i, sg := range v.segs {
 		switch sg.kind {
 		case segOpen:
 			stack = append(stack, i)
+			open[sg.name]++
 			if len(stack) == maxNesting+1 {
-				bad(sg.start, fmt.Sprintf("elements are nested more than %d deep", maxNesting))
+				bad(sg.start, func() string { return fmt.Sprintf("elements are nested more than %d deep", maxNesting) })
 			}
 		case segClose:
-			k := len(stack) - 1
-			for k >= 0 && v.segs[stack[k]].name != sg.name {
-				k--
-			}
-			if k < 0 {
-				bad(sg.start, fmt.Sprintf("closing tag </%s> has no matching <%s>", sg.name, sg.name))
+			if open[sg.name] == 0 {
+				bad(sg.start, func() string { return fmt.Sprintf("closing tag </%s> has no matching <%s>", sg.name, sg.name) })
 				continue
 			}
-			for _, open := range stack[k+1:] {
-				line, col := v.lineCol(sg.start)
-				bad(v.segs[open].start, fmt.Sprintf("<%s> is not closed before </%s> at %d:%d", v.segs[open].name, sg.name, line, col))
+			for {
+				top := v.segs[stack[len(stack)-1]]
+				stack = stack[:len(stack)-1]
+				open[top.name]--
+				if top.name == sg.name {
+					break
+				}
+				bad(top.start, func() string {
+					line, col := v.lineCol(sg.start)
+					return fmt.Sprintf("<%s> is not closed before </%s> at %d:%d", top.name, sg.name, line, col)
+				})
 			}
-			stack = stack[:k]
 		}
 	}
-	for _, open := range stack {
-		bad(v.segs[open].start, fmt.Sprintf("<%s> is never closed", v.segs[open].name))
+	for _, i := range stack {
+		bad(v.segs[i].start, func() string { return fmt.Sprintf("<%s> is never closed", v.segs[i].name) })
 	}
 	return found
 }
@@ -212,7 +224,13 @@ func (v *validator) lineCol(off int) (line, col int) {
 		}
 	}
 	l := sort.Search(len(v.lines), func(i int) bool { return v.lines[i] > off }) - 1
-	return l + 1, utf8.RuneCountInString(v.src[v.lines[l]:off]) + 1
+	from, col := v.lines[l], 1
+	if v.last.line == l+1 && v.last.off <= off {
+		from, col = v.last.off, v.last.col
+	}
+	col += utf8.RuneCountInString(v.src[from:off])
+	v.last.off, v.last.line, v.last.col = off, l+1, col
+	return l + 1, col
 }
 
 // result assembles the public Result, issues sorted by position.
@@ -248,6 +266,9 @@ type issue struct {
 type reporter struct {
 	errs, warns []issue
 }
+
+// full reports whether no more errors are kept: a caller may skip writing one.
+func (r *reporter) full() bool { return len(r.errs) >= maxIssues }
 
 func (r *reporter) err(off int, code Code, msg string) {
 	if len(r.errs) < maxIssues {

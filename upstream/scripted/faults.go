@@ -29,6 +29,7 @@ type faults struct {
 	brokenXML     bool
 	wrongLanguage bool
 	emptyReply    bool // a completed response with no text at all
+	flood         int  // [[flood:N]]: N more one-byte deltas in the final answer
 	noGenUI       bool // the scenario's reply without its AGENT_UI_JSON block
 	noPatch       bool // the scenario's reply without its AGENT_STATE_PATCH block
 	// once lists the *_once markers present; each is bad on its first request only.
@@ -52,6 +53,8 @@ func parseFaults(userText string) faults {
 			f.pace = millis(value)
 		case "scenario":
 			f.scenario = value
+		case "flood":
+			f.flood, _ = strconv.Atoi(value) // a bad number counts as no flood
 		}
 	}
 	return f

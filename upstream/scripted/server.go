@@ -319,6 +319,10 @@ func (s *Server) newPlan(req incoming, userText string, f faults, known map[stri
 	if f.emptyReply {
 		text = ""
 	}
+	if f.flood > 0 { // before the answer's end, so that the reply stays whole
+		i := max(strings.LastIndex(text, "</final>"), 0)
+		text = text[:i] + strings.Repeat("a", f.flood) + text[i:]
+	}
 	p := &plan{
 		respID:      "resp_" + newID(),
 		msgID:       "msg_" + newID(),
@@ -330,6 +334,9 @@ func (s *Server) newPlan(req incoming, userText string, f faults, known map[stri
 		pace:        s.pace,
 		firstToken:  f.firstToken,
 		inputTokens: estimateTokens(req.Instructions, string(req.Input)),
+	}
+	if f.flood > 0 { // as fast as one-byte deltas go
+		p.chunkSize, p.pace = 1, 0
 	}
 	p.applyStreamFaults(f)
 	return p
