@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -158,13 +159,14 @@ func methodCheck(t *methodTable) echo.MiddlewareFunc {
 	}
 }
 
-// paramsCheck refuses path and query parameters holding NUL or invalid UTF-8: they would
-// reach the database, which refuses them with an error that would otherwise be a 500.
+// paramsCheck refuses path and query parameters holding NUL or invalid UTF-8, escaped or
+// not (echo leaves a path parameter escaped): they would reach the database, which refuses
+// them with an error that would otherwise be a 500, or read as an unknown id.
 func paramsCheck() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			for _, v := range c.ParamValues() {
-				if !cleanText(v) {
+				if u, err := url.PathUnescape(v); err != nil || !cleanText(v) || !cleanText(u) {
 					return badRequest("the path holds a NUL byte or invalid UTF-8")
 				}
 			}

@@ -73,6 +73,8 @@ type Config struct {
 	// JWTJWKSURL is an identity provider's JWK Set: user tokens signed RS256 or ES256 by one
 	// of its keys are accepted. Empty means HS256 tokens only.
 	JWTJWKSURL string
+	// JWTJWKSRefresh is how often the JWK Set is fetched again once a fetch succeeded.
+	JWTJWKSRefresh time.Duration
 	// JWTMaxTTL is the longest lifetime a user token may have (exp − iat, or exp − now when
 	// iat is absent); longer ones are refused.
 	JWTMaxTTL time.Duration
@@ -292,6 +294,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_issuer", c.JWTIssuer),
 		slog.String("jwt_audience", c.JWTAudience),
 		slog.String("jwt_jwks_url", RedactURL(c.JWTJWKSURL)),
+		slog.Duration("jwt_jwks_refresh", c.JWTJWKSRefresh),
 		slog.Duration("jwt_max_ttl", c.JWTMaxTTL),
 		slog.String("mcp_key_file", c.MCPKeyFile),
 		slog.Any("mcp_published_keys", c.MCPPublishedKeys),

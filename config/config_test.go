@@ -50,6 +50,7 @@ func defaults() Config {
 		MaxTurnEvents:      100000,
 		PhaseTurnLimit:     12,
 		JWTMaxTTL:          24 * time.Hour,
+		JWTJWKSRefresh:     5 * time.Minute,
 		MaxHeaderBytes:     16384,
 		HeaderTimeout:      10 * time.Second,
 		BodyTimeout:        30 * time.Second,

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -47,13 +46,12 @@ func newProvider(t *testing.T, extra ...mcpcontext.PublicKey) *provider {
 
 func (p *provider) authority(t *testing.T, o Options) *Authority {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	keys, err := ProviderKeys(ctx, p.url, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	keys, err := ProviderKeys(p.url, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.ProviderKeys = keys
+	t.Cleanup(keys.Close)
+	o.ProviderKeys = keys.Keyfunc
 	return NewWithOptions(o)
 }
 

@@ -80,10 +80,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if err != nil {
 		return err
 	}
-	authority, err := newAuthority(ctx, cfg, logger, mcpSigner.KeyIDs())
+	authority, stopKeys, err := newAuthority(cfg, logger, mcpSigner.KeyIDs())
 	if err != nil {
 		return err
 	}
+	defer stopKeys()
 	up, primary, stopUpstream, err := startUpstream(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -235,20 +236,23 @@ func newMetrics(st *store.Store, up *router.Router) (*metrics.Metrics, error) {
 }
 
 // newAuthority builds the user-token authority: the HS256 secret, and the identity
-// provider's keys when PHASEFLOW_JWT_JWKS_URL is set (refreshed until ctx ends). The
+// provider's keys when PHASEFLOW_JWT_JWKS_URL is set (refreshed until stop is called). The
 // x-mcp-context key ids are denied, so those keys never authenticate a user.
-func newAuthority(ctx context.Context, cfg config.Config, logger *slog.Logger, mcpKeyIDs []string) (*auth.Authority, error) {
+func newAuthority(cfg config.Config, logger *slog.Logger, mcpKeyIDs []string) (_ *auth.Authority, stop func(), err error) {
 	opts, err := auth.OptionsFromConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	stop = func() {}
 	if cfg.JWTJWKSURL != "" {
-		if opts.ProviderKeys, err = auth.ProviderKeys(ctx, cfg.JWTJWKSURL, logger); err != nil {
-			return nil, err
+		p, err := auth.ProviderKeys(cfg.JWTJWKSURL, cfg.JWTJWKSRefresh, logger)
+		if err != nil {
+			return nil, nil, err
 		}
+		opts.ProviderKeys, stop = p.Keyfunc, p.Close
 	}
 	opts.DeniedKeyIDs = mcpKeyIDs
-	return auth.NewWithOptions(opts), nil
+	return auth.NewWithOptions(opts), stop, nil
 }
 
 // openStore opens and migrates the database. One that cannot be reached yet (restarting,
