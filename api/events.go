@@ -27,7 +27,11 @@ func (s *Server) getEvents(c echo.Context) error {
 	if isFinished(msg) && after >= msg.LastEventID {
 		return c.NoContent(http.StatusNoContent) // tells EventSource to stop reconnecting
 	}
-	return s.stream(c, msg, after, true)
+	release, err := s.slots.take(claims.Subject)
+	if err != nil {
+		return err
+	}
+	return s.stream(c, msg, after, true, release)
 }
 
 // lastEventID reads the client's resume point from the header or the query.

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"testing"
@@ -58,7 +59,9 @@ func TestPerUserTurnLimit(t *testing.T) {
 }
 
 func TestPerUserMessageRate(t *testing.T) {
-	s := newStack(t, func(_ *orchestration.Deps, ad *api.Deps) { ad.MessageRate = userlimit.NewRate(6, 2, 0) })
+	s := newStack(t, func(od *orchestration.Deps, ad *api.Deps) {
+		ad.MessageRate = userlimit.NewRate(od.Store.(userlimit.RateStore), 6, 2, slog.New(slog.DiscardHandler))
+	})
 	defer s.close()
 	for i := range 2 {
 		status, _, _, id := postTurn(t, s, "quick")

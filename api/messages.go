@@ -71,11 +71,18 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 	if locale == "" {
 		locale = c.Request().Header.Get("Accept-Language")
 	}
+	release := func() {}
+	if wantsEventStream(c) { // before the turn starts: a refused stream starts nothing
+		if release, err = s.slots.take(claims.Subject); err != nil {
+			return err
+		}
+	}
 	turn, err := s.orch.HandleMessage(c.Request().Context(), orchestration.Request{Request: session.Request{
 		UserID: claims.Subject, SessionID: body.SessionID, Text: body.Text, Locale: locale,
 		ClientRequestID: body.ClientRequestID, RequestID: requestID(c),
 	}, Policy: policy})
 	if err != nil {
+		release()
 		return err
 	}
 	if wantsEventStream(c) {
@@ -86,9 +93,10 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 			after = 0
 		}
 		if isFinished(&turn.Message) && after >= turn.Message.LastEventID {
+			release()
 			return c.NoContent(http.StatusNoContent)
 		}
-		return s.stream(c, &turn.Message, after, false)
+		return s.stream(c, &turn.Message, after, false, release)
 	}
 	return s.answerTurn(c, claims, turn)
 }
@@ -105,17 +113,23 @@ func (s *Server) answerTurn(c echo.Context, claims *auth.Claims, turn *orchestra
 }
 
 // messageRate refuses a message over the user's rate with 429 and Retry-After before its
-// body is read; a refused message uses up nothing.
+// body is read; a message refused, here or by what follows (too many turns running, a bad
+// body), uses up nothing.
 func (s *Server) messageRate() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if s.rate == nil {
 				return next(c)
 			}
-			if ok, retry := s.rate.Allow(mustClaims(c).Subject); !ok {
+			ok, retry, undo := s.rate.Allow(c.Request().Context(), mustClaims(c).Subject)
+			if !ok {
 				return tooManyMessages(retry)
 			}
-			return next(c)
+			err := next(c)
+			if err != nil {
+				undo()
+			}
+			return err
 		}
 	}
 }

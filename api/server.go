@@ -66,8 +66,8 @@ type FollowFunc func(messageID string, after, last int64) Cursor
 // MessageRate limits how fast one user posts messages (package userlimit).
 type MessageRate interface {
 	// Allow takes one message from userID's allowance, or reports how long until one is
-	// available.
-	Allow(userID string) (bool, time.Duration)
+	// available; undo gives an allowed message back when the post is refused after all.
+	Allow(ctx context.Context, userID string) (ok bool, retry time.Duration, undo func())
 }
 
 // KeySet is the x-mcp-context key set published at GET /.well-known/jwks.json.
@@ -80,6 +80,9 @@ type Config struct {
 	HeartbeatInterval   time.Duration
 	MaxBodyBytes        int64
 	SerpQueriesOptional bool
+	// MaxStreamsPerUser caps one user's open event streams on this replica (429
+	// too_many_streams past it); 0 means none.
+	MaxStreamsPerUser int
 	// MaxReplyBytes is the longest reply POST /validate checks (413 reply_too_large past
 	// it), the same bound a turn's reply has; 0 means none.
 	MaxReplyBytes int
@@ -160,6 +163,8 @@ type Server struct {
 	listener       *listener
 	// frames lends the event streams their frame buffers, a flush at a time.
 	frames frameBuffers
+	// slots counts each user's open event streams (Config.MaxStreamsPerUser).
+	slots *streamSlots
 }
 
 // New builds the server and its routes.
@@ -176,7 +181,7 @@ func New(d Deps) *Server {
 	s := &Server{
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
 		skills: d.Skills, prompts: d.Prompts, budget: d.Budget, jobs: d.SkillJobs,
-		follow: d.Follow, metrics: d.Metrics, logger: d.Logger,
+		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, slots: newStreamSlots(d.Config.MaxStreamsPerUser),
 	}
 	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
 	s.detachedCtx, s.cancelDetached = context.WithCancel(context.Background())

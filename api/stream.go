@@ -22,8 +22,9 @@ type eventStream struct {
 	w         *sseWriter
 	messageID string
 	requestID string
-	follower  bool // a GET …/events stream of an existing message (metrics)
-	failing   bool // the last read failed: an outage is logged once, not per retry
+	follower  bool   // a GET …/events stream of an existing message (metrics)
+	release   func() // gives the user's stream slot back
+	failing   bool   // the last read failed: an outage is logged once, not per retry
 
 	// A detached stream's state (waiting.go).
 	mu      sync.Mutex
@@ -48,13 +49,16 @@ const (
 // stream writes the events of msg after position after until the terminal event, the
 // client going away, or server shutdown. Heartbeats start with the first byte and go on
 // while the database is unreachable (the cursor retries). Once its headers and first frame
-// are out, the stream is detached from its handler where the connection allows it.
-func (s *Server) stream(c echo.Context, msg *store.Message, after int64, follower bool) error {
+// are out, the stream is detached from its handler where the connection allows it. release
+// gives the user's stream slot back when the stream closes.
+func (s *Server) stream(c echo.Context, msg *store.Message, after int64, follower bool, release func()) error {
 	w, err := startSSE(c.Response(), c.Request().ProtoMajor, &s.frames)
 	if err != nil {
+		release()
 		return nil // the client is already gone
 	}
 	es := s.openStream(msg, after, w, follower)
+	es.release = release
 	if s.detach(c, es) {
 		return nil // it delivers on its own from now on
 	}
@@ -77,6 +81,7 @@ func (s *Server) openStream(msg *store.Message, after int64, w *sseWriter, follo
 
 // close counts the stream closed.
 func (es *eventStream) close() {
+	es.release()
 	es.srv.metrics.StreamClosed()
 	if es.follower {
 		es.srv.metrics.FollowerClosed()

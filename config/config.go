@@ -181,6 +181,11 @@ type Config struct {
 	MaxReplyBytes int
 	// MaxTurnEvents caps the events of one turn, its attempts together.
 	MaxTurnEvents int
+	// MaxStreamsPerUser caps one user's open event streams on a replica (0: none).
+	MaxStreamsPerUser int
+	// MaxConnections caps the connections a replica holds open, below its file limit
+	// (0: the file limit less a reserve for the database, logs and files).
+	MaxConnections int
 	// ReplyPolicy is what happens to a reply that fails validation.
 	ReplyPolicy ReplyPolicy
 	// SerpQueriesOptional lets a reply without serp queries pass validation.
@@ -338,6 +343,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("max_reply_bytes", c.MaxReplyBytes),
 		slog.Int("max_turn_events", c.MaxTurnEvents),
+		slog.Int("max_streams_per_user", c.MaxStreamsPerUser),
+		slog.Int("max_connections", c.MaxConnections),
 		slog.String("reply_policy", string(c.ReplyPolicy)),
 		slog.Bool("serp_optional", c.SerpQueriesOptional),
 		slog.Duration("skill_call_timeout", c.SkillCallTimeout),

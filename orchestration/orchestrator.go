@@ -104,6 +104,7 @@ type Orchestrator struct {
 	keeper   *lease.Keeper
 	manual   *manual.Routes
 	limits   *admission.Limits // a turn holds a slot of the server's and one of its user's
+	perUser  bool              // a per-user bound: the user's turns on other replicas count
 
 	base    context.Context
 	stopAll context.CancelCauseFunc
@@ -129,7 +130,7 @@ func New(cfg Config, d Deps) *Orchestrator {
 	texts := prompt.NewTexts(d.Store, d.Skills)
 	o := &Orchestrator{
 		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger, texts: texts, handlers: d.Handlers,
-		genui: d.GenUI, metrics: d.Metrics, limits: admission.New(cfg.MaxConcurrentTurns, d.UserTurns),
+		genui: d.GenUI, metrics: d.Metrics, limits: admission.New(cfg.MaxConcurrentTurns, d.UserTurns), perUser: d.UserTurns != nil,
 		core: session.New(d.Store, prompt.InitialBlocks(d.Handlers)),
 		planner: prompt.NewPlanner(prompt.Config{
 			Model: cfg.Model, MaxOutputTokens: cfg.MaxOutputTokens, HistoryMessages: cfg.HistoryMessages,
@@ -243,17 +244,35 @@ func (o *Orchestrator) ConfirmStrategy(ctx context.Context, userID, strategyID s
 // acquire reserves a turn's slots (admission) and enters the HandleMessage call in the
 // turns' group, so the group is not waited out before the turn it may start has started
 // (release ends that).
-func (o *Orchestrator) acquire(userID string) error {
+func (o *Orchestrator) acquire(ctx context.Context, userID string) error {
+	elsewhere, err := o.elsewhere(ctx, userID)
+	if err != nil {
+		return err
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closing || !o.turns.Enter() {
 		return ErrShuttingDown
 	}
-	if err := o.limits.Acquire(userID); err != nil {
+	if err := o.limits.Acquire(userID, elsewhere); err != nil {
 		o.turns.Leave()
 		return err
 	}
 	return nil
+}
+
+// elsewhere counts the user's generations on other replicas when a per-user bound is set,
+// so N replicas allow a user what one does (read before the lock: two posts racing on two
+// replicas may both pass).
+func (o *Orchestrator) elsewhere(ctx context.Context, userID string) (int, error) {
+	if !o.perUser {
+		return 0, nil
+	}
+	n, err := o.store.RunningElsewhere(ctx, userID, o.keeper.Lease().Owner)
+	if err != nil {
+		return 0, fmt.Errorf("orchestration: per-user limit: %w", err)
+	}
+	return n, nil
 }
 
 // release ends acquire's membership of the turns' group.

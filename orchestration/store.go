@@ -21,6 +21,8 @@ type Store interface {
 	manual.Store
 	// ListEvents reads a message's log (ending an orphan replays its text).
 	ListEvents(ctx context.Context, messageID string, afterSeq int64, limit int) ([]store.Event, error)
+	// RunningElsewhere counts a user's generations owned by other replicas.
+	RunningElsewhere(ctx context.Context, userID, owner string) (int, error)
 }
 
 // Settler writes a turn's settlement in one transaction.

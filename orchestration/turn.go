@@ -70,7 +70,7 @@ func (t *turn) writeCtx() context.Context { return context.WithoutCancel(t.ctx) 
 // once the turn is written (status queued committed), and the caller follows the message's
 // events. The generation never depends on ctx.
 func (o *Orchestrator) HandleMessage(ctx context.Context, req Request) (*Turn, error) {
-	if err := o.acquire(req.UserID); err != nil {
+	if err := o.acquire(ctx, req.UserID); err != nil {
 		return nil, err
 	}
 	defer o.release() // acquire's hold on the turns' group; each started turn holds its own

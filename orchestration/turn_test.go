@@ -382,7 +382,7 @@ func (h *harness) allSlotsFree() {
 	h.t.Helper()
 	n := h.orch.cfg.MaxConcurrentTurns
 	for i := range n {
-		if err := h.orch.limits.Acquire(fmt.Sprint("probe-", i)); err != nil {
+		if err := h.orch.limits.Acquire(fmt.Sprint("probe-", i), 0); err != nil {
 			h.t.Fatalf("only %d of %d turn slots free after the terminal event: %v", i, n, err)
 		}
 		defer h.orch.limits.Release(fmt.Sprint("probe-", i))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -135,4 +136,160 @@ func rss(t *testing.T, s *server) int64 {
 	}
 	t.Fatal("no VmRSS in /proc/PID/status")
 	return 0
+}
+
+// TestOneUserCannotTakeTheConnections: one token opening 5,000 event streams holds its 32
+// and is refused the rest at once with 429 too_many_streams, while /healthz and another
+// user's turn go on as usual; past the replica's connection cap a new connection gets 503
+// with Retry-After, and the place is free again once streams close.
+func TestOneUserCannotTakeTheConnections(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_IDLE_TIMEOUT=5m")
+	tok := s.token("flood")
+	a := s.post(tok, s.newSession(tok, "en"), "Draft a BTC momentum strategy [[fault:stall]]")
+	held, codes := openStreams(t, s, tok, a.MessageID, 5000, 100)
+	defer closeAll(held)
+	if len(held) != 32 || codes[http.StatusTooManyRequests] != 5000-32 {
+		t.Fatalf("5,000 streams of one user: %d held, answers %v; want 32 held and the rest 429", len(held), codes)
+	}
+	if resp := s.call(ctxFor(t, 5*time.Second), http.MethodGet, "/healthz", "", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz = %d while one user floods", resp.StatusCode)
+	}
+	other := s.token("bystander")
+	b := s.post(other, s.newSession(other, "en"), "Draft a BTC momentum strategy")
+	if logs := logged(s.follow(b)); logs[len(logs)-1].Name != "completed" {
+		t.Fatalf("another user's turn ended with %v", logs[len(logs)-1])
+	}
+
+	capped := startServer(t, "PHASEFLOW_IDLE_TIMEOUT=5m", "PHASEFLOW_MAX_STREAMS_PER_USER=0", "PHASEFLOW_MAX_CONNECTIONS=40")
+	tok = capped.token("many")
+	a = capped.post(tok, capped.newSession(tok, "en"), "Draft a BTC momentum strategy [[fault:stall]]")
+	held, codes = openStreams(t, capped, tok, a.MessageID, 60, 1)
+	if len(held) > 40 || codes[http.StatusServiceUnavailable] < 20 {
+		t.Fatalf("60 streams against a cap of 40 connections: %d held, answers %v; want the rest 503", len(held), codes)
+	}
+	closeAll(held)
+	ok := false
+	for end := time.Now().Add(5 * time.Second); !ok && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		ok = capped.call(ctxFor(t, 5*time.Second), http.MethodGet, "/healthz", "", nil, nil).StatusCode == http.StatusOK
+	}
+	if !ok {
+		t.Fatal("/healthz still refused after the streams closed")
+	}
+}
+
+// openStreams opens n event streams of messageID with token, parallel at a time, on
+// connections of their own, and returns those the server holds open and the count of every
+// other answer by status (each with its Retry-After checked).
+func openStreams(t *testing.T, s *server, token, messageID string, n, parallel int) ([]*http.Response, map[int]int) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var mu sync.Mutex
+	var held []*http.Response
+	codes := map[int]int{}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			req, err := http.NewRequestWithContext(ctxFor(t, 30*time.Second), http.MethodGet, s.base+"/api/v1/messages/"+messageID+"/events", nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := client.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				codes[-1]++
+			case resp.StatusCode == http.StatusOK:
+				held = append(held, resp)
+			default:
+				codes[resp.StatusCode]++
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("a %d without Retry-After", resp.StatusCode)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	return held, codes
+}
+
+func closeAll(resps []*http.Response) {
+	for _, r := range resps {
+		r.Body.Close()
+	}
+}
+
+// TestARefusedPostUsesUpNoMessage: posts refused because the user's turn still runs do not
+// use up the user's message allowance.
+func TestARefusedPostUsesUpNoMessage(t *testing.T) {
+	s := startServer(t, "PHASEFLOW_MAX_TURNS_PER_USER=1", "PHASEFLOW_USER_MESSAGE_BURST=2", "PHASEFLOW_USER_MESSAGE_RATE=1",
+		"PHASEFLOW_IDLE_TIMEOUT=5m")
+	tok := s.token("eager")
+	sid := s.newSession(tok, "en")
+	running := s.post(tok, sid, "Draft a BTC momentum strategy [[fault:stall]]") // the first of two
+	postCode := func() (int, string) {
+		var e struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+sid+"/messages", tok, map[string]string{"text": "again"}, &e)
+		return resp.StatusCode, e.Error.Code
+	}
+	for range 5 {
+		if status, code := postCode(); status != http.StatusTooManyRequests || code != "too_many_turns" {
+			t.Fatalf("a post while the turn runs: %d %s, want 429 too_many_turns", status, code)
+		}
+	}
+	if resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/messages/"+running.MessageID+"/cancel", tok, nil, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d", resp.StatusCode)
+	}
+	waitFinished(t, s, tok, running.MessageID)
+	if status, code := postCode(); status != http.StatusAccepted {
+		t.Fatalf("the second message of a burst of two, after five refused posts: %d %s, want 202", status, code)
+	}
+}
+
+// TestPerUserLimitsHoldAcrossReplicas: two replicas on one database give a user the limits
+// one gives: a turn running on A takes the user's one slot on B too, and the message rate
+// is one allowance wherever the user posts.
+func TestPerUserLimitsHoldAcrossReplicas(t *testing.T) {
+	a := startServer(t, "PHASEFLOW_MAX_TURNS_PER_USER=1", "PHASEFLOW_USER_MESSAGE_BURST=3", "PHASEFLOW_USER_MESSAGE_RATE=1",
+		"PHASEFLOW_IDLE_TIMEOUT=5m")
+	env := append(append([]string{}, a.env...), "PHASEFLOW_DATA_DIR="+t.TempDir())
+	p, addr := start(t, "phaseflow listening on ", env, "serve")
+	b := &server{t: t, base: addr, proc: p, mockURL: a.mockURL, dsn: a.dsn, env: env, auth: a.auth, bin: a.bin}
+	tok := a.token("roamer")
+	post := func(s *server, sid, text string) (int, string, string) {
+		var out struct {
+			MessageID string                `json:"message_id"`
+			Error     struct{ Code string } `json:"error"`
+		}
+		resp := s.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/sessions/"+sid+"/messages", tok, map[string]string{"text": text}, &out)
+		return resp.StatusCode, out.Error.Code, out.MessageID
+	}
+	running := a.post(tok, a.newSession(tok, "en"), "Draft a BTC momentum strategy [[fault:stall]]") // message 1, on A
+	if status, code, _ := post(b, b.newSession(tok, "en"), "and on B"); status != http.StatusTooManyRequests || code != "too_many_turns" {
+		t.Fatalf("a second turn on B while one runs on A: %d %s, want 429 too_many_turns", status, code)
+	}
+	if resp := a.call(ctxFor(t, 10*time.Second), http.MethodPost, "/api/v1/messages/"+running.MessageID+"/cancel", tok, nil, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d", resp.StatusCode)
+	}
+	waitFinished(t, a, tok, running.MessageID)
+	sid := b.newSession(tok, "en")
+	for i, s := range []*server{b, a} { // messages 2 and 3 of a burst of 3
+		status, code, id := post(s, sid, "hello")
+		if status != http.StatusAccepted {
+			t.Fatalf("message %d: %d %s", i+2, status, code)
+		}
+		waitFinished(t, s, tok, id)
+	}
+	if status, code, _ := post(b, sid, "one too many"); status != http.StatusTooManyRequests || code != "too_many_messages" {
+		t.Fatalf("a fourth message across two replicas with a burst of three: %d %s, want 429 too_many_messages", status, code)
+	}
 }

@@ -1,87 +1,53 @@
 package userlimit
 
 import (
-	"container/list"
-	"math"
-	"sync"
+	"context"
+	"log/slog"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
-// DefaultMaxUsers bounds the users whose buckets [Rate] remembers.
-const DefaultMaxUsers = 100_000
+// RateStore keeps every user's message allowance where every replica reads it (package
+// store), so N replicas allow a user what one does.
+type RateStore interface {
+	TakeMessage(ctx context.Context, userID string, now time.Time, interval, tolerance time.Duration) (bool, time.Duration, error)
+	GiveMessage(ctx context.Context, userID string, interval time.Duration) error
+}
 
-// Rate gives each user a token bucket: burst messages at once, refilled at perMinute. The
-// buckets live in a map bounded by maxUsers; when it is full the least recently seen user's
-// bucket is dropped. A dropped user starts again with a full bucket, which costs nothing in
-// practice: a bucket idle for burst/perMinute minutes (20 s by default) is full anyway, and
-// only users who posted more recently than the maxUsers-th most recent one are kept. It is
-// safe for concurrent use.
+// Rate caps how fast each user posts messages: burst at once, refilled at perMinute (a
+// generic cell rate, the token bucket's equivalent, kept as one row per user in the
+// database). It is safe for concurrent use.
 type Rate struct {
-	limit    rate.Limit
-	burst    int
-	maxUsers int
-	now      func() time.Time
-
-	mu    sync.Mutex
-	users map[string]*list.Element // of *bucket
-	lru   list.List                // front: most recently seen
+	store     RateStore
+	interval  time.Duration // between two messages, on average
+	tolerance time.Duration // how far ahead of that a burst may run
+	logger    *slog.Logger
+	now       func() time.Time
 }
 
-type bucket struct {
-	user string
-	lim  *rate.Limiter
+// NewRate allows each user perMinute messages a minute on average and burst at once.
+func NewRate(st RateStore, perMinute float64, burst int, logger *slog.Logger) *Rate {
+	interval := time.Duration(float64(time.Minute) / perMinute)
+	return &Rate{store: st, interval: interval, tolerance: interval * time.Duration(max(burst, 1)-1), logger: logger, now: time.Now}
 }
 
-// NewRate allows each user perMinute messages a minute on average and burst at once, and
-// remembers at most maxUsers users (0 means DefaultMaxUsers).
-func NewRate(perMinute float64, burst, maxUsers int) *Rate {
-	if maxUsers <= 0 {
-		maxUsers = DefaultMaxUsers
-	}
-	return &Rate{limit: rate.Limit(perMinute / 60), burst: max(burst, 1), maxUsers: maxUsers,
-		now: time.Now, users: make(map[string]*list.Element)}
-}
-
-// Allow takes one message from userID's bucket. When the bucket is empty it takes nothing
+// Allow takes one message from userID's allowance. When it is used up it takes nothing
 // and returns false with how long until a message would be allowed (for Retry-After).
-func (r *Rate) Allow(userID string) (bool, time.Duration) {
-	now := r.now()
-	lim := r.limiter(userID)
-	res := lim.ReserveN(now, 1)
-	if !res.OK() {
-		return false, time.Duration(math.MaxInt64)
+// Undo, on an allowed message, gives it back: a post refused for another reason (too many
+// turns running, a bad body) does not use up the allowance. A database that cannot be
+// reached lets the message through (logged): the post then fails on its own turn's
+// writes, with the error that says why.
+func (r *Rate) Allow(ctx context.Context, userID string) (ok bool, retry time.Duration, undo func()) {
+	ok, retry, err := r.store.TakeMessage(ctx, userID, r.now(), r.interval, r.tolerance)
+	if err != nil {
+		r.logger.Warn("message rate unchecked: the database did not answer", "user_id", userID, "err", err)
+		return true, 0, func() {}
 	}
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return false, d
+	if !ok {
+		return false, retry, nil
 	}
-	return true, 0
-}
-
-// limiter returns userID's bucket, making it (and dropping the least recently seen one when
-// full) as needed.
-func (r *Rate) limiter(userID string) *rate.Limiter {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if el, ok := r.users[userID]; ok {
-		r.lru.MoveToFront(el)
-		return el.Value.(*bucket).lim
+	return true, 0, func() {
+		if err := r.store.GiveMessage(context.WithoutCancel(ctx), userID, r.interval); err != nil {
+			r.logger.Warn("give a refused post's message back", "user_id", userID, "err", err)
+		}
 	}
-	if len(r.users) >= r.maxUsers {
-		oldest := r.lru.Back()
-		r.lru.Remove(oldest)
-		delete(r.users, oldest.Value.(*bucket).user)
-	}
-	b := &bucket{user: userID, lim: rate.NewLimiter(r.limit, r.burst)}
-	r.users[userID] = r.lru.PushFront(b)
-	return b.lim
-}
-
-// Users reports how many buckets are remembered.
-func (r *Rate) Users() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.users)
 }

@@ -127,7 +127,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	}
 	srv := api.New(api.Deps{
 		Config: apiConfig(cfg), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
-		MessageRate:  messageRate(cfg),
+		MessageRate:  messageRate(cfg, st, logger),
 		Orchestrator: orch, Skills: skillRunner, Prompts: skills.New(), SkillJobs: skillJobs, Store: st, Logger: logger,
 		Budget: meter,
 		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
@@ -155,17 +155,36 @@ func userTurns(cfg config.Config) orchestration.UserTurns {
 	return userlimit.NewTurns(cfg.MaxTurnsPerUser)
 }
 
+// connectionReserve is the file descriptors kept for what is not a client connection when
+// the connection cap follows the file limit: the database pool, the log, the data files.
+const connectionReserve = 256
+
+// maxConnections is the connection cap: PHASEFLOW_MAX_CONNECTIONS, or the file limit (raised
+// to its hard maximum) less the reserve, logged either way.
+func maxConnections(cfg config.Config, logger *slog.Logger) int {
+	limit := raiseFileLimit()
+	n := cfg.MaxConnections
+	if n == 0 {
+		n = max(int(min(limit, 1<<30))-connectionReserve, 64)
+		if limit == 0 {
+			n = 1 << 30
+		}
+	}
+	logger.Info("connection cap", "max_connections", n, "file_limit", limit)
+	return n
+}
+
 // stopCriteria are the phases' performance thresholds, none unless configured.
 func stopCriteria(cfg config.Config) handlers.Criteria {
 	return handlers.Criteria{MinSharpe: cfg.StopMinSharpe, MaxDrawdown: cfg.StopMaxDrawdown, MaxScenarioLoss: cfg.StopMaxScenarioLoss}
 }
 
 // messageRate is the per-user message rate, nil when there is none.
-func messageRate(cfg config.Config) api.MessageRate {
+func messageRate(cfg config.Config, st *store.Store, logger *slog.Logger) api.MessageRate {
 	if cfg.UserMessageRate <= 0 {
 		return nil
 	}
-	return userlimit.NewRate(cfg.UserMessageRate, cfg.UserMessageBurst, 0)
+	return userlimit.NewRate(st, cfg.UserMessageRate, cfg.UserMessageBurst, logger)
 }
 
 // replicaID names this process among the replicas sharing a database: host, pid and a
@@ -193,9 +212,9 @@ func closeLog(log *eventlog.Log, logger *slog.Logger) {
 func apiConfig(cfg config.Config) api.Config {
 	return api.Config{
 		HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional,
-		MaxReplyBytes: cfg.MaxReplyBytes,
-		ReplyPolicy:   stream.Policy(cfg.ReplyPolicy),
-		CORSOrigins:   cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
+		MaxReplyBytes: cfg.MaxReplyBytes, MaxStreamsPerUser: cfg.MaxStreamsPerUser,
+		ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
+		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
 		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
 	}
 }
@@ -430,7 +449,7 @@ func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger,
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: netHTTPHeaderLimit(cfg.MaxHeaderBytes)}
 	errc := make(chan error, 1)
-	served := srv.Listener(ln) // detached event streams give their connections back through it
+	served := srv.Listener(api.LimitConnections(ln, maxConnections(cfg, logger))) // detached event streams give their connections back through it
 	go func() { errc <- hs.Serve(served) }()
 	announce(out, ln.Addr().String(), cfg, authority, logger)
 

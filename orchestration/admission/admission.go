@@ -12,9 +12,9 @@ var ErrOverCapacity = errors.New("orchestration: too many turns running")
 
 // Users bounds the generations one user runs at once (package userlimit).
 type Users interface {
-	// Acquire takes one of userID's slots, or returns an error (answered 429) and takes
-	// nothing.
-	Acquire(userID string) error
+	// Acquire takes one of userID's slots, counting elsewhere generations the user runs
+	// on other replicas, or returns an error (answered 429) and takes nothing.
+	Acquire(userID string, elsewhere int) error
 	// Release gives back one of userID's slots.
 	Release(userID string)
 }
@@ -33,15 +33,15 @@ func New(max int, users Users) *Limits {
 	return &Limits{slots: make(chan struct{}, max), users: users}
 }
 
-// Acquire takes a server slot and one of userID's. The server's is checked first, so a
-// full server answers 503 whoever asks.
-func (l *Limits) Acquire(userID string) error {
+// Acquire takes a server slot and one of userID's, who runs elsewhere generations on other
+// replicas. The server's is checked first, so a full server answers 503 whoever asks.
+func (l *Limits) Acquire(userID string, elsewhere int) error {
 	select {
 	case l.slots <- struct{}{}:
 	default:
 		return ErrOverCapacity
 	}
-	if err := l.users.Acquire(userID); err != nil {
+	if err := l.users.Acquire(userID, elsewhere); err != nil {
 		<-l.slots
 		return err
 	}
@@ -57,5 +57,5 @@ func (l *Limits) Release(userID string) {
 // unbounded is the Users of a server without a per-user bound.
 type unbounded struct{}
 
-func (unbounded) Acquire(string) error { return nil }
-func (unbounded) Release(string)       {}
+func (unbounded) Acquire(string, int) error { return nil }
+func (unbounded) Release(string)            {}

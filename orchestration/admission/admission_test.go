@@ -10,7 +10,7 @@ type oneEach map[string]bool
 
 var errUserBusy = errors.New("this user already runs a turn")
 
-func (o oneEach) Acquire(u string) error {
+func (o oneEach) Acquire(u string, _ int) error {
 	if o[u] {
 		return errUserBusy
 	}
@@ -38,7 +38,7 @@ func TestLimits(t *testing.T) {
 			l.Release(s.release)
 			continue
 		}
-		if err := l.Acquire(s.acquire); !errors.Is(err, s.want) {
+		if err := l.Acquire(s.acquire, 0); !errors.Is(err, s.want) {
 			t.Fatalf("step %d: Acquire(%s) = %v, want %v", i, s.acquire, err, s.want)
 		}
 	}
