@@ -48,7 +48,6 @@ func defaults() Config {
 		MaxBodyBytes:       1048576,
 		MaxReplyBytes:      1 << 20,
 		MaxTurnEvents:      100000,
-		MaxStreamsPerUser:  32,
 		PhaseTurnLimit:     12,
 		JWTMaxTTL:          24 * time.Hour,
 		JWTJWKSRefresh:     5 * time.Minute,

@@ -66,7 +66,7 @@ func TestValidateRefusesAReplyPastTheLimit(t *testing.T) {
 	if e, _ := out["error"].(map[string]any); resp.StatusCode != http.StatusRequestEntityTooLarge || e["code"] != "reply_too_large" {
 		t.Fatalf("a 210 KB reply over a 200 KB limit: %d %v, want 413 reply_too_large", resp.StatusCode, out)
 	}
-	resp, out = validate("<thinking>" + strings.Repeat("<phase><title>", 10000) + strings.Repeat("</phase>", 10000))
+	resp, out = validate("<thinking>" + strings.Repeat("<phase><title>", 6000) + strings.Repeat("</phase>", 6000))
 	if errs, _ := out["errors"].([]any); resp.StatusCode != http.StatusOK || len(errs) == 0 || len(errs) > 100 {
 		t.Fatalf("mismatched tags: %d with %d errors, want 200 with a bounded report", resp.StatusCode, len(errs))
 	}
@@ -143,7 +143,7 @@ func rss(t *testing.T, s *server) int64 {
 // user's turn go on as usual; past the replica's connection cap a new connection gets 503
 // with Retry-After, and the place is free again once streams close.
 func TestOneUserCannotTakeTheConnections(t *testing.T) {
-	s := startServer(t, "PHASEFLOW_IDLE_TIMEOUT=5m")
+	s := startServer(t, "PHASEFLOW_IDLE_TIMEOUT=5m", "PHASEFLOW_MAX_STREAMS_PER_USER=32")
 	tok := s.token("flood")
 	a := s.post(tok, s.newSession(tok, "en"), "Draft a BTC momentum strategy [[fault:stall]]")
 	held, codes := openStreams(t, s, tok, a.MessageID, 5000, 100)
