@@ -183,7 +183,7 @@ func retryAfterSeconds(d time.Duration) string {
 func errorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		he := toHTTP(err)
-		if he.Status >= 500 {
+		if he.Status >= 500 && he.Code != codeNotReady { // readiness logs its own changes
 			logger.Error("request failed", "request_id", requestID(c), "status", he.Status, "err", err)
 		}
 		if c.Response().Committed {

@@ -17,6 +17,9 @@ type Metrics interface {
 	RequestObserved(method, route string, status int, code string, d time.Duration)
 	StreamOpened()
 	StreamClosed()
+	// StreamResumed says whether an opening stream came with Last-Event-ID, and how many
+	// events it had not seen then.
+	StreamResumed(resumed bool, behind int64)
 	FollowerOpened()
 	FollowerClosed()
 	Handler() http.Handler

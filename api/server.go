@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -165,6 +166,8 @@ type Server struct {
 	frames frameBuffers
 	// slots counts each user's open event streams (Config.MaxStreamsPerUser).
 	slots *streamSlots
+	// ready is the last readiness answered: 0 none yet, 1 ready, 2 not (readiness).
+	ready atomic.Int32
 }
 
 // New builds the server and its routes.

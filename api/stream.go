@@ -24,7 +24,10 @@ type eventStream struct {
 	requestID string
 	follower  bool   // a GET …/events stream of an existing message (metrics)
 	release   func() // gives the user's stream slot back
-	failing   bool   // the last read failed: an outage is logged once, not per retry
+	opened    time.Time
+	from      int64 // the client's Last-Event-ID (0: from the start)
+	sent      int   // events written
+	failing   bool  // the last read failed: an outage is logged once, not per retry
 
 	// A detached stream's state (waiting.go).
 	mu      sync.Mutex
@@ -70,17 +73,20 @@ func (s *Server) stream(c echo.Context, msg *store.Message, after int64, followe
 // openStream starts following msg for a client that saw events up to after.
 func (s *Server) openStream(msg *store.Message, after int64, w *sseWriter, follower bool) *eventStream {
 	s.metrics.StreamOpened()
+	s.metrics.StreamResumed(after > 0, msg.LastEventID-after)
 	if follower {
 		s.metrics.FollowerOpened()
 	}
 	return &eventStream{
 		srv: s, cur: s.follow(msg.ID, after, msg.LastEventID), w: w,
-		messageID: msg.ID, requestID: msg.RequestID, follower: follower,
+		messageID: msg.ID, requestID: msg.RequestID, follower: follower, opened: time.Now(), from: after,
 	}
 }
 
-// close counts the stream closed.
+// close counts the stream closed and logs its life in one line.
 func (es *eventStream) close() {
+	es.srv.logger.Info("event stream closed", "message_id", es.messageID, "request_id", es.requestID,
+		"open", time.Since(es.opened).String(), "events", es.sent, "resumed_from", es.from, "follower", es.follower)
 	es.release()
 	es.srv.metrics.StreamClosed()
 	if es.follower {
@@ -125,6 +131,7 @@ func (es *eventStream) deliver(evs []store.Event) error {
 	for _, ev := range evs {
 		es.w.event(ev)
 	}
+	es.sent += len(evs)
 	return es.w.flush(es.cur.Ended())
 }
 

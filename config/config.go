@@ -280,8 +280,11 @@ func applyFlags(c *Config, specs []setting, fs *flag.FlagSet, args []string) err
 // Logger builds the process's one slog logger from LogLevel and LogFormat, writing to w.
 // Build it once in the command and pass it down; packages take a *slog.Logger rather than
 // using slog's default.
+//
+// Durations are written as strings ("1.5s"), in JSON too, where slog would write
+// nanoseconds: a reader (and a log query) should not have to know the unit.
 func (c Config) Logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	opts := &slog.HandlerOptions{Level: c.LogLevel, ReplaceAttr: durationsAsText}
 	if c.LogFormat == LogFormatJSON {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
@@ -433,4 +436,12 @@ func thresholdValue(t *float64) slog.Value {
 		return slog.StringValue("unset")
 	}
 	return slog.Float64Value(*t)
+}
+
+// durationsAsText writes a duration attribute as its string.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

@@ -12,6 +12,13 @@ func toolServers() map[string]string {
 	}
 }
 
+// KnownTool reports whether name is one of the tools the phases use: a metric labels
+// every other name "other", so a provider inventing names cannot grow its series.
+func KnownTool(name string) bool {
+	_, ok := toolServers()[name]
+	return ok
+}
+
 // ToolsOf are the tools of allowed that the server labelled label serves, so no server is
 // offered another's tools. A label this table does not know (an operator's own server) is
 // offered all of allowed, as its own tools/list decides what it serves.

@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // Metrics table), labels and buckets.
 func newMetrics() *Metrics {
 	return &Metrics{
+		op: newOperatorFamilies(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phaseflow_http_requests_total", Help: "HTTP requests by method, route pattern, status and error code.",
 		}, []string{"method", "route", "status", "code"}),

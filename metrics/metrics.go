@@ -60,6 +60,8 @@ type Metrics struct {
 	skillRuns        *prometheus.CounterVec
 	skillCalls       *prometheus.CounterVec
 	skillRunDuration *prometheus.HistogramVec
+
+	op operatorFamilies
 }
 
 // New returns the metrics on a fresh registry that also collects the Go runtime (GC,
@@ -75,6 +77,7 @@ func New() *Metrics {
 		m.upstreamErrors, m.commitSeconds, m.commitEvents, m.commitErrors, m.followersOpen,
 		m.skillRuns, m.skillCalls, m.skillRunDuration,
 	)
+	m.reg.MustRegister(m.op.collectors()...)
 	return m
 }
 

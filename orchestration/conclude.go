@@ -11,6 +11,7 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/lease"
 	"github.com/phaseflow/phaseflow/orchestration/postprocess"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
+	"github.com/phaseflow/phaseflow/orchestration/report"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/store"
 )
@@ -44,7 +45,6 @@ func (o *Orchestrator) conclude(t *turn, e ending) {
 		}
 	}
 	if c := tail.PhaseChange; c != nil && e.err == nil {
-		o.logger.Info("phase move", "session_id", t.begun.Session.ID, "from", c.From, "to", c.To, "reason", c.Reason)
 		if err := t.em.PhaseChanged(t.ctx, *c); err != nil {
 			e.err, tail = err, o.failed(t, e)
 		}
@@ -53,10 +53,10 @@ func (o *Orchestrator) conclude(t *turn, e ending) {
 		o.logger.Warn("turn stopped: another replica owns it now", "message_id", t.begun.Assistant.ID, "err", e.err)
 		return
 	}
-	if err := o.end(t, tail, e.err); errors.Is(err, eventlog.ErrRefused) {
+	if err := o.end(t, tail, e); errors.Is(err, eventlog.ErrRefused) {
 		o.logger.Warn("the turn's strategy is another user's; the turn fails", "message_id", t.begun.Assistant.ID)
 		e.err = fmt.Errorf("orchestration: settle strategy %s: %w", tail.Message.Settlement.Strategy.ID, store.ErrNotFound)
-		o.end(t, o.failed(t, e), e.err)
+		o.end(t, o.failed(t, e), e)
 	}
 }
 
@@ -96,23 +96,23 @@ func (o *Orchestrator) finishTurn(t *turn) finish.Turn {
 // end hands the terminal event to the log, after giving the turn's slots back (so a client
 // that sees the end and posts again finds them free) and telling the keeper the turn is
 // ending (so a renewal that finds it ended does not take it for lost). Its error is
-// eventlog.ErrRefused when the store refused the settlement.
-func (o *Orchestrator) end(t *turn, tail finish.Tail, err error) error {
+// eventlog.ErrRefused when the store refused the settlement (the turn is not reported:
+// its failure follows).
+func (o *Orchestrator) end(t *turn, tail finish.Tail, e ending) error {
 	t.freeSlot()
 	o.keeper.Ending(t.begun.Assistant.ID)
 	eerr := t.em.End(t.ctx, tail.Name, tail.Data, tail.Message)
 	if eerr != nil && !errors.Is(eerr, eventlog.ErrRefused) {
 		o.logger.Error("emit the terminal event", "message_id", tail.Message.ID, "event", tail.Name, "err", eerr)
 	}
-	if tail.Code != "" {
-		o.logger.Warn("turn failed", "message_id", tail.Message.ID, "code", tail.Code, "err", err)
-		if _, _, upstreamFailure := stream.Failure(err); upstreamFailure {
-			o.metrics.UpstreamError(tail.Code, t.em.Route().EndpointID)
-		}
+	if errors.Is(eerr, eventlog.ErrRefused) {
+		return eerr
 	}
-	if !errors.Is(eerr, eventlog.ErrRefused) {
-		o.metrics.TurnEnded(tail.Message.Status, tail.Code, time.Since(t.started))
-	}
+	_, _, upstreamFailure := stream.Failure(e.err)
+	o.metrics.TurnEnded(tail.Message.Status, tail.Code, time.Since(t.started))
+	o.report.Ended(report.Turn{MessageID: tail.Message.ID, SessionID: t.begun.Session.ID, RequestID: t.begun.Assistant.RequestID,
+		Route: t.em.Route(), Outcome: e.out, Status: tail.Message.Status, Code: tail.Code, Err: e.err,
+		FirstDelta: e.firstDelta, Duration: time.Since(t.started), Move: tail.PhaseChange, UpstreamFailure: tail.Code != "" && upstreamFailure})
 	return eerr
 }
 

@@ -1,21 +1,7 @@
 package orchestration
 
-import "time"
+import "github.com/phaseflow/phaseflow/orchestration/report"
 
-// Metrics receives what operators alert on about turns (package metrics implements it).
-type Metrics interface {
-	TurnStarted()
-	TurnRestarted()
-	FirstDelta(d time.Duration)
-	TurnEnded(outcome, code string, d time.Duration)
-	UpstreamError(code string, endpointID int)
-}
-
-// noMetrics is the Metrics of an orchestrator built without one.
-type noMetrics struct{}
-
-func (noMetrics) TurnStarted()                            {}
-func (noMetrics) TurnRestarted()                          {}
-func (noMetrics) FirstDelta(time.Duration)                {}
-func (noMetrics) TurnEnded(string, string, time.Duration) {}
-func (noMetrics) UpstreamError(string, int)               {}
+// Metrics receives what operators alert on about turns (package metrics implements it;
+// package report says what each turn reports).
+type Metrics = report.Metrics

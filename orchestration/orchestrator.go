@@ -18,6 +18,7 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/manual"
 	"github.com/phaseflow/phaseflow/orchestration/orphan"
 	"github.com/phaseflow/phaseflow/orchestration/prompt"
+	"github.com/phaseflow/phaseflow/orchestration/report"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/store"
@@ -101,10 +102,10 @@ type Orchestrator struct {
 	logger   *slog.Logger
 	genui    *genui.Validator
 	metrics  Metrics
+	report   *report.Reporter
 	keeper   *lease.Keeper
 	manual   *manual.Routes
 	limits   *admission.Limits // a turn holds a slot of the server's and one of its user's
-	perUser  bool              // a per-user bound: the user's turns on other replicas count
 
 	base    context.Context
 	stopAll context.CancelCauseFunc
@@ -124,13 +125,13 @@ type Orchestrator struct {
 func New(cfg Config, d Deps) *Orchestrator {
 	cfg = cfg.withDefaults()
 	if d.Metrics == nil {
-		d.Metrics = noMetrics{}
+		d.Metrics = report.Discard{}
 	}
 	base, stopAll := context.WithCancelCause(context.Background())
 	texts := prompt.NewTexts(d.Store, d.Skills)
 	o := &Orchestrator{
 		cfg: cfg, store: d.Store, log: d.Log, logger: d.Logger, texts: texts, handlers: d.Handlers,
-		genui: d.GenUI, metrics: d.Metrics, limits: admission.New(cfg.MaxConcurrentTurns, d.UserTurns), perUser: d.UserTurns != nil,
+		genui: d.GenUI, metrics: d.Metrics, limits: admission.New(cfg.MaxConcurrentTurns, d.UserTurns),
 		core: session.New(d.Store, prompt.InitialBlocks(d.Handlers)),
 		planner: prompt.NewPlanner(prompt.Config{
 			Model: cfg.Model, MaxOutputTokens: cfg.MaxOutputTokens, HistoryMessages: cfg.HistoryMessages,
@@ -138,7 +139,8 @@ func New(cfg Config, d Deps) *Orchestrator {
 			ReplyPolicy: cfg.ReplyPolicy, SerpQueriesOptional: cfg.SerpQueriesOptional,
 		}, d.Handlers, d.Store, d.Signer, texts),
 		streams: stream.New(d.Upstream, cfg.IdleTimeout, cfg.Limits),
-		manual:  manual.New(d.Store, d.Handlers, texts),
+		manual:  manual.New(d.Store, d.Handlers, texts, d.Metrics.PhaseMoved),
+		report:  report.New(d.Logger, d.Metrics, mcpLabels(cfg.MCPServers)),
 		base:    base, stopAll: stopAll,
 	}
 	o.keeper = lease.New(lease.Config{
@@ -245,7 +247,9 @@ func (o *Orchestrator) ConfirmStrategy(ctx context.Context, userID, strategyID s
 // turns' group, so the group is not waited out before the turn it may start has started
 // (release ends that).
 func (o *Orchestrator) acquire(ctx context.Context, userID string) error {
-	elsewhere, err := o.elsewhere(ctx, userID)
+	elsewhere, err := o.limits.Elsewhere(ctx, userID, func(ctx context.Context) (int, error) {
+		return o.store.RunningElsewhere(ctx, userID, o.keeper.Lease().Owner)
+	})
 	if err != nil {
 		return err
 	}
@@ -261,19 +265,14 @@ func (o *Orchestrator) acquire(ctx context.Context, userID string) error {
 	return nil
 }
 
-// elsewhere counts the user's generations on other replicas when a per-user bound is set,
-// so N replicas allow a user what one does (read before the lock: two posts racing on two
-// replicas may both pass).
-func (o *Orchestrator) elsewhere(ctx context.Context, userID string) (int, error) {
-	if !o.perUser {
-		return 0, nil
-	}
-	n, err := o.store.RunningElsewhere(ctx, userID, o.keeper.Lease().Owner)
-	if err != nil {
-		return 0, fmt.Errorf("orchestration: per-user limit: %w", err)
-	}
-	return n, nil
-}
-
 // release ends acquire's membership of the turns' group.
 func (o *Orchestrator) release() { o.turns.Leave() }
+
+// mcpLabels are the configured MCP servers' labels.
+func mcpLabels(servers []prompt.MCPServer) []string {
+	labels := make([]string, len(servers))
+	for i, s := range servers {
+		labels[i] = s.Label
+	}
+	return labels
+}

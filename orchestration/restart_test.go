@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/phaseflow/phaseflow/orchestration/report"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
@@ -13,7 +14,7 @@ import (
 
 // restartCount is a Metrics that counts restarts only.
 type restartCount struct {
-	noMetrics
+	report.Discard
 	n atomic.Int64
 }
 

@@ -85,14 +85,13 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		return err
 	}
 	defer stopKeys()
-	up, primary, stopUpstream, err := startUpstream(ctx, cfg, logger)
+	m := metrics.New()
+	up, primary, stopUpstream, err := startUpstream(ctx, cfg, logger, m)
 	if err != nil {
 		return err
 	}
 	defer stopUpstream()
-
-	m, err := newMetrics(st, up)
-	if err != nil {
+	if err := registerMetrics(m, st, up); err != nil {
 		return err
 	}
 	cards, err := genui.NewValidator()
@@ -232,10 +231,9 @@ func devTokenTTLFor(cfg config.Config) time.Duration {
 // provider, that is, whether this is not a development set-up.
 func tokensConfigured(cfg config.Config) bool { return cfg.JWTSecret.IsSet() || cfg.JWTJWKSURL != "" }
 
-// newMetrics builds the registry with the store's pool statistics and the upstream
+// registerMetrics adds the store's pool statistics and the upstream
 // endpoints' breakers.
-func newMetrics(st *store.Store, up *router.Router) (*metrics.Metrics, error) {
-	m := metrics.New()
+func registerMetrics(m *metrics.Metrics, st *store.Store, up *router.Router) error {
 	err := m.RegisterEndpoints(func() []metrics.EndpointState {
 		var out []metrics.EndpointState
 		for _, e := range up.EndpointStates() {
@@ -244,14 +242,14 @@ func newMetrics(st *store.Store, up *router.Router) (*metrics.Metrics, error) {
 		return out
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for name, db := range st.Pools() {
 		if err := m.RegisterDB(name, db); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // newAuthority builds the user-token authority: the HS256 secret, and the identity
@@ -319,7 +317,7 @@ type primaryEndpoint struct {
 // startUpstream builds the router over the configured endpoints, or over the built-in
 // scripted upstream, started on a loopback port so that a bare "phaseflow serve" answers
 // turns over the real wire format. The returned function stops what it started.
-func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) (*router.Router, primaryEndpoint, func(), error) {
+func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger, m *metrics.Metrics) (*router.Router, primaryEndpoint, func(), error) {
 	var stops []func()
 	stop := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -349,6 +347,7 @@ func startUpstream(ctx context.Context, cfg config.Config, logger *slog.Logger) 
 		MaxAttempts: cfg.UpstreamMaxAttempts, FirstByteTimeout: cfg.UpstreamFirstByteTimeout,
 		RetryAfterCap: cfg.UpstreamRetryAfterCap, BreakerFailures: cfg.UpstreamBreakerFailures,
 		BreakerCooldown: cfg.UpstreamBreakerCooldown, Logger: logger,
+		Observe: func(r router.Request) { m.UpstreamRequest(r.EndpointID, r.Outcome, r.FirstByte, r.Total) },
 	})
 	if err != nil {
 		stop()

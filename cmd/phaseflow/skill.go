@@ -13,6 +13,7 @@ import (
 
 	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/jsonskill"
+	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store"
 )
@@ -184,7 +185,7 @@ func openSkillEnv(ctx context.Context, cfg config.Config, w io.Writer) (*skillEn
 	if err != nil {
 		return nil, err // a SQLite data dir a server holds says so, and what to do
 	}
-	up, _, stopUpstream, err := startUpstream(ctx, cfg, logger)
+	up, _, stopUpstream, err := startUpstream(ctx, cfg, logger, metrics.New()) // a command's own, unserved
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -4,7 +4,11 @@
 // end and posts again finds them free.
 package admission
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // ErrOverCapacity means the server's concurrent-turn limit is reached (503 with
 // Retry-After).
@@ -21,16 +25,32 @@ type Users interface {
 
 // Limits are the server's slots and the users' bound.
 type Limits struct {
-	slots chan struct{}
-	users Users
+	slots   chan struct{}
+	users   Users
+	perUser bool // users is a real bound, not unbounded
 }
 
 // New returns limits of max concurrent turns, and users' bound (nil for none).
 func New(max int, users Users) *Limits {
+	l := &Limits{slots: make(chan struct{}, max), users: users, perUser: users != nil}
 	if users == nil {
-		users = unbounded{}
+		l.users = unbounded{}
 	}
-	return &Limits{slots: make(chan struct{}, max), users: users}
+	return l
+}
+
+// Elsewhere is what the user runs on other replicas, as count reads it (the database),
+// for Acquire; 0 without asking when there is no per-user bound. It is read before the
+// slots are taken, so two posts racing on two replicas may both pass.
+func (l *Limits) Elsewhere(ctx context.Context, userID string, count func(context.Context) (int, error)) (int, error) {
+	if !l.perUser {
+		return 0, nil
+	}
+	n, err := count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("admission: %s's generations on other replicas: %w", userID, err)
+	}
+	return n, nil
 }
 
 // Acquire takes a server slot and one of userID's, who runs elsewhere generations on other

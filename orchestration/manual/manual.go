@@ -51,11 +51,12 @@ type Routes struct {
 	store    Store
 	handlers Handlers
 	texts    Texts
+	moved    func(from, to string) // told of each move made (metrics)
 }
 
-// New returns the routes over st.
-func New(st Store, hs Handlers, texts Texts) *Routes {
-	return &Routes{store: st, handlers: hs, texts: texts}
+// New returns the routes over st; moved is told of each move they make.
+func New(st Store, hs Handlers, texts Texts, moved func(from, to string)) *Routes {
+	return &Routes{store: st, handlers: hs, texts: texts, moved: moved}
 }
 
 // MovePhase moves the user's session to `to` when the graph allows it (else an error
@@ -168,6 +169,7 @@ func (r *Routes) moveNow(ctx context.Context, sess *store.Session, m finish.Move
 	if err := r.store.MovePhase(ctx, sess, tr); err != nil {
 		return fmt.Errorf("manual: move %s → %s: %w", m.From, m.To, err)
 	}
+	r.moved(string(m.From), string(m.To))
 	return nil
 }
 

@@ -85,6 +85,20 @@ type Options struct {
 	BreakerCooldown time.Duration
 	// Logger receives a line per failed attempt; nil discards.
 	Logger *slog.Logger
+	// Observe, when set, is told of every request sent to an endpoint once it ends
+	// (metrics).
+	Observe func(Request)
+}
+
+// Request is one request sent to an endpoint, as [Options.Observe] is told of it.
+type Request struct {
+	EndpointID int
+	// Outcome is "ok", "cancelled" (the turn ended it) or the failure's kind
+	// (rate_limited, unavailable, timeout, provider).
+	Outcome string
+	// FirstByte is the time to the endpoint's first event (0: none came); Total the
+	// request's whole time.
+	FirstByte, Total time.Duration
 }
 
 // endpoint is an Endpoint with its breaker.

@@ -150,7 +150,10 @@ func (r *Router) wait(ctx context.Context, d time.Duration) error {
 // try runs one attempt on ep. EventCreated is held back until the next event; once any
 // other event has been passed on, the attempt is committed, its failure ends the turn, and
 // *req is cleared: no attempt can follow, and the client has sent it.
-func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, yield func(upstream.Event, error) bool) (outcome, error) {
+func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, yield func(upstream.Event, error) bool) (_ outcome, err error) {
+	obs := Request{EndpointID: ep.ID}
+	start := time.Now()
+	defer func() { r.observe(ctx, obs, start, err) }()
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := time.AfterFunc(r.opts.FirstByteTimeout, func() { cancel(errFirstByte) })
@@ -164,6 +167,9 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, y
 	committed := false
 	for ev, err := range ep.Client.Stream(actx, epReq) {
 		timer.Stop()
+		if obs.FirstByte == 0 {
+			obs.FirstByte = time.Since(start)
+		}
 		if err != nil {
 			return r.failure(ctx, actx, ep, committed, err)
 		}
@@ -188,6 +194,25 @@ func (r *Router) try(ctx context.Context, ep *endpoint, req *upstream.Request, y
 		ep.br.release()
 	}
 	return finished, nil
+}
+
+// observe tells Options.Observe of a request that ended with err.
+func (r *Router) observe(ctx context.Context, obs Request, start time.Time, err error) {
+	if r.opts.Observe == nil {
+		return
+	}
+	obs.Total, obs.Outcome = time.Since(start), "ok"
+	var ue *upstream.Error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		obs.Outcome = "cancelled"
+	case errors.As(err, &ue):
+		obs.Outcome = ue.Kind.String()
+	default:
+		obs.Outcome = upstream.KindProvider.String()
+	}
+	r.opts.Observe(obs)
 }
 
 // failure classifies the error that ended an attempt and records it on ep's breaker.
