@@ -14,5 +14,7 @@ COPY --from=build --chown=65532:65532 /out/data /data
 ENV PHASEFLOW_ADDR=0.0.0.0:8080 PHASEFLOW_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8080
+# The image has no shell: the binary probes its own /readyz (exit 0 when ready).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["/phaseflow", "healthcheck"]
 ENTRYPOINT ["/phaseflow"]
 CMD ["serve"]

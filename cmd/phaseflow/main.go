@@ -7,6 +7,8 @@
 //	phaseflow mock-upstream   run the scripted Responses-API upstream on its own
 //	phaseflow skill           list the JSON skills, or run one
 //	phaseflow watch           run terminal_state on a command's output, a line per new question
+//	phaseflow healthcheck     exit 0 when the server's /readyz answers 200 (the image's HEALTHCHECK)
+//	phaseflow version         print the build's version and VCS revision (also --version)
 package main
 
 import (
@@ -25,6 +27,16 @@ type stdio struct {
 	out    io.Writer
 	err    io.Writer
 	getenv func(string) string
+	// environ lists the environment ("NAME=value"); nil means none.
+	environ func() []string
+}
+
+// environ is the process's environment as the command sees it.
+func (s stdio) environment() []string {
+	if s.environ == nil {
+		return nil
+	}
+	return s.environ()
 }
 
 // command runs one subcommand with its arguments (without the command name) and returns the
@@ -33,7 +45,7 @@ type command func(ctx context.Context, sio stdio, args []string) int
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv, environ: os.Environ}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -48,14 +60,19 @@ func run(ctx context.Context, sio stdio, args []string) int {
 		"mock-upstream": runMockUpstream,
 		"skill":         runSkill,
 		"watch":         runWatch,
+		"healthcheck":   runHealthcheck,
+		"version":       runVersion,
 	}
 	name := "serve"
 	if len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" || name == "-h" || name == "--help" {
+	switch name {
+	case "help", "-h", "--help":
 		fmt.Fprintln(sio.out, usage)
 		return 0
+	case "--version", "-version":
+		name = "version"
 	}
 	cmd, ok := commands[name]
 	if !ok {
@@ -75,5 +92,7 @@ commands:
   mock-upstream   run the scripted upstream: phaseflow mock-upstream --addr 127.0.0.1:9090
   skill           JSON skills: phaseflow skill list | phaseflow skill run NAME --input FILE
   watch           watch an agent's terminal: phaseflow watch --command "tmux capture-pane -p -t agent -S -800"
+  healthcheck     exit 0 when the server is ready: phaseflow healthcheck [--addr host:port]
+  version         print the version and VCS revision (also phaseflow --version)
 
 Run "phaseflow <command> -h" for the flags of one command.`

@@ -54,6 +54,9 @@ func runServe(ctx context.Context, sio stdio, args []string) int {
 		return 2
 	}
 	logger := cfg.Logger(sio.err)
+	for _, u := range config.UnknownVariables(sio.environment()) {
+		logger.Warn("unknown setting ignored", "variable", u.Name, "did_you_mean", u.Closest)
+	}
 	if err := serve(ctx, cfg, logger, sio.out); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
