@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -223,6 +225,13 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 // LoadFlags silences fs (output to io.Discard, no Usage function) because the usage text
 // travels in the returned error instead, and it rejects positional arguments.
 func LoadFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
+	return LoadFlagsFor(fs, args, getenv)
+}
+
+// LoadFlagsFor is [LoadFlags] for a command that uses only the settings named by uses
+// (their flag names): only those are its flags and its help lists only them; the rest keep
+// their defaults and variables. No names means every setting.
+func LoadFlagsFor(fs *flag.FlagSet, args []string, getenv func(string) string, uses ...string) (Config, error) {
 	specs := settings()
 	var c Config
 	for _, s := range specs {
@@ -235,7 +244,11 @@ func LoadFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (Con
 			return Config{}, err
 		}
 	}
-	if err := applyFlags(&c, specs, fs, args); err != nil {
+	flags := specs
+	if len(uses) > 0 {
+		flags = slices.DeleteFunc(slices.Clone(specs), func(s setting) bool { return !slices.Contains(uses, s.flag) })
+	}
+	if err := applyFlags(&c, flags, fs, args); err != nil {
 		return Config{}, err
 	}
 	if err := resolveEndpoints(&c, getenv); err != nil {
@@ -269,7 +282,7 @@ func applyFlags(c *Config, specs []setting, fs *flag.FlagSet, args []string) err
 		if errors.Is(err, flag.ErrHelp) {
 			return helpError{text: usageText(fs, specs)}
 		}
-		return err
+		return FlagError(err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -444,4 +457,25 @@ func durationsAsText(_ []string, a slog.Attr) slog.Attr {
 		a.Value = slog.StringValue(a.Value.Duration().String())
 	}
 	return a
+}
+
+// FlagError says a flag package error as the help does: "--name", where the package writes
+// "-name" (both are accepted; the help and every message use the double dash).
+func FlagError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(singleDash().ReplaceAllString(err.Error(), "$1--$2"))
+}
+
+// singleDash finds a flag written with one dash after a space or at the start.
+func singleDash() *regexp.Regexp { return regexp.MustCompile(`(^|\s)-([a-zA-Z][a-zA-Z0-9-]*)`) }
+
+// FlagUsage is the help of a command with flags of its own only: a usage line, then each
+// flag as --name with its argument, default and meaning.
+func FlagUsage(line string, fs *flag.FlagSet) string {
+	var b strings.Builder
+	b.WriteString(line + "\n")
+	writeOwnFlags(&b, ownFlags(fs, nil))
+	return b.String()
 }

@@ -217,7 +217,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "env bad duration", env: map[string]string{"PHASEFLOW_HEARTBEAT_INTERVAL": "x"},
 			wantErr: `PHASEFLOW_HEARTBEAT_INTERVAL: time: invalid duration "x"`},
 		{name: "flag bad duration", args: []string{"--heartbeat-interval", "x"},
-			wantErr: `invalid value "x" for flag -heartbeat-interval: time: invalid duration "x"`},
+			wantErr: `invalid value "x" for flag --heartbeat-interval: time: invalid duration "x"`},
 		{name: "heartbeat below 100ms", env: map[string]string{"PHASEFLOW_HEARTBEAT_INTERVAL": "50ms"},
 			wantErr: "PHASEFLOW_HEARTBEAT_INTERVAL: must be at least 100ms, got 50ms"},
 		{name: "zero shutdown grace", env: map[string]string{"PHASEFLOW_SHUTDOWN_GRACE": "0s"},
@@ -273,7 +273,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "zero body timeout", env: map[string]string{"PHASEFLOW_BODY_TIMEOUT": "0s"},
 			wantErr: `PHASEFLOW_BODY_TIMEOUT: must be positive, got 0s`},
 		{name: "unknown flag", args: []string{"--nope"},
-			wantErr: "flag provided but not defined: -nope"},
+			wantErr: "flag provided but not defined: --nope"},
 		{name: "positional argument", args: []string{"extra"},
 			wantErr: `unexpected argument "extra"`},
 	}

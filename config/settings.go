@@ -229,24 +229,29 @@ func Usage() string {
 func usageText(fs *flag.FlagSet, specs []setting) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: %s [flags]\n", fs.Name())
-	own := ownFlags(fs, specs)
-	if len(own) > 0 {
-		b.WriteString("\nflags:\n")
-		for _, f := range own {
-			arg, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(&b, "  --%s", f.Name)
-			if arg != "" {
-				fmt.Fprintf(&b, " %s", arg)
-			}
-			if f.DefValue != "" && f.DefValue != "false" {
-				fmt.Fprintf(&b, " (default %q)", f.DefValue)
-			}
-			fmt.Fprintf(&b, "\n        %s\n", usage)
-		}
-	}
+	writeOwnFlags(&b, ownFlags(fs, specs))
 	b.WriteString("\nsettings (each flag can also be given as its environment variable; the flag wins):\n")
 	writeSettings(&b, specs)
 	return b.String()
+}
+
+// writeOwnFlags lists a command's own flags, each as --name.
+func writeOwnFlags(b *strings.Builder, own []*flag.Flag) {
+	if len(own) == 0 {
+		return
+	}
+	b.WriteString("\nflags:\n")
+	for _, f := range own {
+		arg, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(b, "  --%s", f.Name)
+		if arg != "" {
+			fmt.Fprintf(b, " %s", arg)
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(b, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(b, "\n        %s\n", usage)
+	}
 }
 
 // ownFlags returns the flags of fs that LoadFlags did not register.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/phaseflow/phaseflow/config"
 )
 
 // healthcheckTimeout bounds the probe: a container runtime's health check has its own
@@ -22,8 +25,12 @@ func runHealthcheck(ctx context.Context, sio stdio, args []string) int {
 	fs := flag.NewFlagSet("phaseflow healthcheck", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", sio.getenv("PHASEFLOW_ADDR"), "host:port of the server (default: $PHASEFLOW_ADDR, else 127.0.0.1:8080)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(sio.err, "usage: phaseflow healthcheck [--addr host:port]")
+	const line = "usage: phaseflow healthcheck [--addr host:port]"
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(sio.out, config.FlagUsage(line, fs))
+		return 0
+	} else if err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(sio.err, "phaseflow healthcheck: %v\n%s", config.FlagError(cmpErr(err, fs.Args())), config.FlagUsage(line, fs))
 		return 2
 	}
 	url := "http://" + probeAddr(*addr) + "/readyz"
@@ -60,4 +67,12 @@ func probeAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// cmpErr is err, or the unexpected arguments when parsing succeeded.
+func cmpErr(err error, rest []string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("unexpected argument %q", rest[0])
 }

@@ -14,7 +14,8 @@ import (
 // runMigrate applies the embedded migrations to the configured database and exits. The
 // server does the same at start; this is for deployments that migrate as a separate step.
 func runMigrate(ctx context.Context, sio stdio, args []string) int {
-	cfg, err := config.LoadFlags(flag.NewFlagSet("phaseflow migrate", flag.ContinueOnError), args, sio.getenv)
+	cfg, err := config.LoadFlagsFor(flag.NewFlagSet("phaseflow migrate", flag.ContinueOnError), args, sio.getenv,
+		"database-url", "data-dir")
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(sio.out, err)
 		return 0

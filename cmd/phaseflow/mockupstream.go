@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
+	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/upstream/scripted"
 )
 
@@ -23,14 +25,17 @@ import (
 // purpose (see package scripted). Exit status: 0 after a clean shutdown, 1 failure, 2 usage.
 func runMockUpstream(ctx context.Context, sio stdio, args []string) int {
 	fs := flag.NewFlagSet("phaseflow mock-upstream", flag.ContinueOnError)
-	fs.SetOutput(sio.err)
+	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "127.0.0.1:9090", "host:port to listen on (port 0 picks a free one)")
 	pace := fs.Duration("pace", scripted.DefaultPace, "delay between two text deltas (0 for none)")
 	chunk := fs.Int("chunk-size", scripted.DefaultChunkSize, "characters (runes) per text delta")
+	const line = "usage: phaseflow mock-upstream [--addr host:port] [--pace duration] [--chunk-size n]"
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(sio.out, config.FlagUsage(line, fs))
 			return 0
 		}
+		fmt.Fprintf(sio.err, "phaseflow mock-upstream: %v\n%s", config.FlagError(err), config.FlagUsage(line, fs))
 		return 2
 	}
 	if err := checkMockFlags(fs.Args(), *pace, *chunk); err != nil {

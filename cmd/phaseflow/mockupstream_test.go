@@ -121,7 +121,11 @@ func TestMockUpstreamUsage(t *testing.T) {
 			if got := runMockUpstream(t.Context(), sio, tt.args); got != tt.want {
 				t.Errorf("exit status %d, want %d (stderr: %s)", got, tt.want, errb.String())
 			}
-			if out.String() != "" {
+			if tt.name == "help" {
+				if !strings.Contains(out.String(), "--chunk-size") {
+					t.Errorf("help on stdout = %q, want the --flags", out.String())
+				}
+			} else if out.String() != "" {
 				t.Errorf("stdout = %q, want nothing", out.String())
 			}
 		})

@@ -26,7 +26,7 @@ func runToken(ctx context.Context, sio stdio, args []string) int {
 	sub := fs.String("sub", "", "user id for the token's sub claim (required)")
 	role := fs.String("role", auth.RoleUser, "role claim: user or admin")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token stays valid")
-	cfg, err := config.LoadFlags(fs, args, sio.getenv)
+	cfg, err := config.LoadFlagsFor(fs, args, sio.getenv, "jwt-secret", "data-dir", "jwt-issuer", "jwt-audience", "jwt-max-ttl")
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(sio.out, err)
 		return 0

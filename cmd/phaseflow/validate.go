@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 )
 
@@ -24,19 +25,21 @@ const (
 // line per error, so scripts can count and grep them; warnings go to stderr.
 func runValidate(ctx context.Context, sio stdio, args []string) int {
 	_ = ctx // reading one file needs no cancellation
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(sio.err)
-	asJSON := fs.Bool("json", false, "print the result object (thinkingml.md §6) instead of one line per error")
+	fs := flag.NewFlagSet("phaseflow validate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print the result object (errors, warnings, summary; see docs/api.md) instead of one line per error")
 	noSerp := fs.Bool("no-serp-required", false, "do not require the serp queries block at the end of <final>")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: phaseflow validate [--json] [--no-serp-required] [FILE|-]")
-		fs.PrintDefaults()
+		fmt.Fprint(sio.err, config.FlagUsage("usage: phaseflow validate [--json] [--no-serp-required] [FILE|-]", fs))
 	}
 	files, err := parseInterspersed(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(sio.out, config.FlagUsage("usage: phaseflow validate [--json] [--no-serp-required] [FILE|-]", fs))
 		return validateOK
 	case err != nil:
+		fmt.Fprintf(sio.err, "phaseflow validate: %v\n", config.FlagError(err))
+		fs.Usage()
 		return validateUsage
 	case len(files) > 1:
 		fmt.Fprintf(sio.err, "phaseflow validate: one FILE at most, got %d\n", len(files))

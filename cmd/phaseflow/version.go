@@ -9,8 +9,13 @@ import (
 // runVersion prints the module version and the VCS revision the binary was built from (a
 // go build in a git checkout stamps them), so an operator can tell which build runs.
 func runVersion(_ context.Context, sio stdio, args []string) int {
-	if len(args) > 0 {
-		fmt.Fprintln(sio.err, "usage: phaseflow version")
+	const usage = "usage: phaseflow version (or phaseflow --version)"
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintln(sio.out, usage)
+		return 0
+	case len(args) > 0:
+		fmt.Fprintf(sio.err, "phaseflow version: unexpected argument %q\n%s\n", args[0], usage)
 		return 2
 	}
 	fmt.Fprintln(sio.out, versionLine())
