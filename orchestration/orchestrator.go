@@ -125,7 +125,7 @@ type Orchestrator struct {
 func New(cfg Config, d Deps) *Orchestrator {
 	cfg = cfg.withDefaults()
 	if d.Metrics == nil {
-		d.Metrics = report.Discard{}
+		d.Metrics = report.Discard()
 	}
 	base, stopAll := context.WithCancelCause(context.Background())
 	texts := prompt.NewTexts(d.Store, d.Skills)

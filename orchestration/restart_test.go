@@ -14,8 +14,8 @@ import (
 
 // restartCount is a Metrics that counts restarts only.
 type restartCount struct {
-	report.Discard
-	n atomic.Int64
+	report.Metrics // report.Discard()
+	n              atomic.Int64
 }
 
 func (r *restartCount) TurnRestarted() { r.n.Add(1) }
@@ -47,7 +47,7 @@ func (m *movingStore) ReadTurn(ctx context.Context, sessionID, userID, clientReq
 func TestATurnWhoseSessionChangedStartsAgain(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		up := &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}}
-		restarts := &restartCount{}
+		restarts := &restartCount{Metrics: report.Discard()}
 		moving := &movingStore{Store: st}
 		h := assemble(t, st, moving, up, Config{Provider: "fake", Model: "m", RecoverAll: true}, restarts)
 		ctx := context.Background()
@@ -87,7 +87,7 @@ func TestAFirstTurnOnAStaleGuessStartsAgain(t *testing.T) {
 	st := storetest.Postgres(t)
 	other := storetest.Another(t, st)
 	up := &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}}
-	restarts := &restartCount{}
+	restarts := &restartCount{Metrics: report.Discard()}
 	h := harnessOnStore(t, st, up, restarts)
 	orch := h.orch
 	ctx := context.Background()

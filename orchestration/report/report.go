@@ -29,18 +29,20 @@ type Metrics interface {
 	PhaseMoved(from, to string)
 }
 
-// Discard is the Metrics of an orchestrator built without one.
-type Discard struct{}
+// Discard is the Metrics of an orchestrator built without one: it reports nothing.
+func Discard() Metrics { return discard{} }
 
-func (Discard) TurnStarted()                                   {}
-func (Discard) TurnRestarted()                                 {}
-func (Discard) FirstDelta(time.Duration)                       {}
-func (Discard) TurnEnded(string, string, time.Duration)        {}
-func (Discard) UpstreamError(string, int)                      {}
-func (Discard) Tokens(string, string, int, int, int)           {}
-func (Discard) ToolCall(string, string, string, time.Duration) {}
-func (Discard) CorrectionRetry(string)                         {}
-func (Discard) PhaseMoved(string, string)                      {}
+type discard struct{}
+
+func (discard) TurnStarted()                                   {}
+func (discard) TurnRestarted()                                 {}
+func (discard) FirstDelta(time.Duration)                       {}
+func (discard) TurnEnded(string, string, time.Duration)        {}
+func (discard) UpstreamError(string, int)                      {}
+func (discard) Tokens(string, string, int, int, int)           {}
+func (discard) ToolCall(string, string, string, time.Duration) {}
+func (discard) CorrectionRetry(string)                         {}
+func (discard) PhaseMoved(string, string)                      {}
 
 // other is the label of a tool or server outside the known sets.
 const other = "other"
