@@ -24,6 +24,10 @@ func servePlaygroundFile(c echo.Context) error { return serveAsset(c, c.Param("f
 // servePlaygroundVendor answers GET /playground/vendor/{file}: the vendored libraries.
 func servePlaygroundVendor(c echo.Context) error { return serveAsset(c, "vendor/"+c.Param("file")) }
 
+// servePlaygroundClient serves GET /playground/client/{file}: the JavaScript client's
+// modules (clients/js/src), which the page imports.
+func servePlaygroundClient(c echo.Context) error { return serveAsset(c, "client/"+c.Param("file")) }
+
 // serveAsset writes one file of the page with the page's Content-Security-Policy and an
 // ETag, so the browser revalidates (304) instead of keeping files of an older binary.
 func serveAsset(c echo.Context, name string) error {

@@ -225,6 +225,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/reference", serveReference)
 	e.GET("/playground/:file", servePlaygroundFile)
 	e.GET("/playground/vendor/:file", servePlaygroundVendor)
+	e.GET("/playground/client/:file", servePlaygroundClient)
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))

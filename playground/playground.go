@@ -18,6 +18,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	jsclient "github.com/phaseflow/phaseflow/clients/js"
 )
 
 // ContentSecurityPolicy is the policy the page is written for and served with: only its own
@@ -65,14 +67,21 @@ type Asset struct {
 	Body []byte
 }
 
-// Open returns the file name ("index.html", "app.js", "vendor/marked.esm.js"). Names that
-// leave static/, hidden files and files of an unlisted kind give [ErrNotFound].
+// Open returns the file name ("index.html", "app.js", "vendor/marked.esm.js"), and under
+// client/ the JavaScript client's modules (package jsclient), which the page imports.
+// Names that leave static/, hidden files and files of an unlisted kind give [ErrNotFound].
 func Open(name string) (Asset, error) {
 	ctype := contentType(path.Ext(name))
 	if ctype == "" || !fs.ValidPath(name) || strings.HasPrefix(path.Base(name), ".") {
 		return Asset{}, ErrNotFound
 	}
-	body, err := static.ReadFile("static/" + name)
+	var body []byte
+	var err error
+	if module, ok := strings.CutPrefix(name, "client/"); ok {
+		body, err = jsclient.Module(module)
+	} else {
+		body, err = static.ReadFile("static/" + name)
+	}
 	if err != nil {
 		return Asset{}, ErrNotFound
 	}

@@ -61,8 +61,8 @@ func TestBrowserPlayground(t *testing.T) {
 // reply that is still arriving.
 func checkClientRules(t *testing.T, p *page) {
 	got := eval[[]string](p, `(async () => {
-		const { ReplyAssembler } = await import('/playground/reply.js');
-		const { parseReply } = await import('/playground/thinkingml.js');
+		const { ReplyAssembler } = await import('/playground/client/reply.js');
+		const { parseReply } = await import('/playground/client/thinkingml.js');
 		const contract = new ReplyAssembler();
 		contract.add({ seq: 1, delta: 'bad ' });
 		contract.add({ seq: 2, delta: 'reply' });

@@ -4,8 +4,8 @@
 // badge, the GenUI cards, the tool-call timeline and the state patch.
 
 import { h, pretty } from './dom.js';
-import { ReplyAssembler } from './reply.js';
-import { parseReply } from './thinkingml.js';
+import { ReplyAssembler } from './client/reply.js';
+import { parseReply } from './client/thinkingml.js';
 import { markdown } from './markdown.js';
 import { renderCard } from './cards.js';
 
