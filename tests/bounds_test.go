@@ -2,14 +2,23 @@ package tests
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/phaseflow/phaseflow/api/auth"
+	"github.com/phaseflow/phaseflow/mcpcontext"
 )
 
 // TestATurnPastItsLimitsEnds: a model that keeps sending ends its turn with reply_too_large
@@ -291,5 +300,52 @@ func TestPerUserLimitsHoldAcrossReplicas(t *testing.T) {
 	}
 	if status, code, _ := post(b, sid, "one too many"); status != http.StatusTooManyRequests || code != "too_many_messages" {
 		t.Fatalf("a fourth message across two replicas with a burst of three: %d %s, want 429 too_many_messages", status, code)
+	}
+}
+
+// TestAProviderDownAtStartIsTrustedWhenBack: a server started while its identity
+// provider's JWK Set answers 503 accepts the provider's RS256 tokens within seconds of the
+// provider coming back (the library's own refresh waited an hour), and a request meanwhile
+// is refused at once rather than held.
+func TestAProviderDownAtStartIsTrustedWhenBack(t *testing.T) {
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := mcpcontext.JWKSDocument([]mcpcontext.PublicKey{{Key: &rk.PublicKey, KID: "back-rsa", Alg: "RS256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up atomic.Bool
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(doc)
+	}))
+	defer idp.Close()
+	s := startServer(t, "PHASEFLOW_JWT_JWKS_URL="+idp.URL)
+	now := time.Now()
+	tok := mintJWT(t, jwt.SigningMethodRS256, rk, &auth.Claims{RegisteredClaims: jwt.RegisteredClaims{Subject: "returning",
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}}, map[string]any{"kid": "back-rsa"})
+	start := time.Now()
+	if resp := s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions", tok, nil, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a provider token while the provider is down: %d, want 401", resp.StatusCode)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the request waited %v on a provider that is down", took)
+	}
+	up.Store(true)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp := s.call(ctxFor(t, 10*time.Second), http.MethodGet, "/api/v1/sessions", tok, nil, nil)
+		if resp.StatusCode == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after the provider came back its token is still %d", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
