@@ -99,6 +99,9 @@ func (r *Reporter) Ended(t Turn) {
 		"provider", t.Route.Provider, "model", model, "endpoint", t.Route.EndpointID,
 		"input_tokens", in, "output_tokens", out, "first_delta", t.FirstDelta.String(), "duration", t.Duration.String(),
 		"attempts", t.Outcome.Attempts, "outcome", t.Status, "code", t.Code}
+	if t.Move != nil {
+		attrs = append(attrs, "phase_from", t.Move.From, "phase_to", t.Move.To)
+	}
 	if t.Code == "" {
 		r.logger.Info("turn finished", attrs...)
 		return
