@@ -1,44 +1,13 @@
-// api.js: the HTTP API of Phaseflow (README "Routes"), one method per route the page uses.
-// Every call sends the signed-in user's token; an error answer becomes an ApiError carrying
-// the server's {"error": {"code", "message"}}.
+// api.js: the HTTP API of Phaseflow (README "Routes"), one method per route the page uses,
+// over the JavaScript client's request (clients/js): every call sends the signed-in user's
+// token, and an error answer becomes a PhaseflowError carrying the server's code and message.
 
-export class ApiError extends Error {
-  constructor(status, code, message, detail) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.detail = detail;
-  }
-}
+import { createClient } from './client/index.js';
 
 export class Api {
   // token is a function returning the current bearer token ('' when signed out).
   constructor(token) {
-    this.token = token;
-  }
-
-  async request(method, path, body) {
-    const headers = { Accept: 'application/json' };
-    const token = this.token();
-    if (token) headers.Authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const resp = await fetch(`/api/v1${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await resp.text();
-    let data = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      data = null;
-    }
-    if (!resp.ok) {
-      const err = data?.error ?? {};
-      throw new ApiError(resp.status, err.code ?? `http_${resp.status}`, err.message ?? resp.statusText, err);
-    }
-    return data;
+    this.request = createClient({ baseUrl: '', token }).request;
   }
 
   // devToken answers {token, sub, expires_at} in development mode, and 404 otherwise.

@@ -6,7 +6,7 @@
 
 import { ReplyAssembler } from './reply.js';
 import { parseReply } from './thinkingml.js';
-import { followEvents, StreamLostError } from './sse.js';
+import { followEvents } from './sse.js';
 
 export { StreamLostError } from './sse.js';
 export { parseReply } from './thinkingml.js';
@@ -221,6 +221,3 @@ export class Turn {
     this.#reply.add({ seq: 1, delta: stored.content ?? '' });
   }
 }
-
-// isStreamLost tells a stream that could not be followed (StreamLostError).
-export const isStreamLost = (err) => err instanceof StreamLostError;
