@@ -156,7 +156,7 @@ func (st *sseStream) next() (sseEvent, error) {
 func (st *sseStream) close() { st.resp.Body.Close() }
 
 // readAll reads frames until the server closes the stream.
-func (st *sseStream) readAll(t *testing.T) []sseEvent {
+func (st *sseStream) readAll(t testing.TB) []sseEvent {
 	t.Helper()
 	defer st.close()
 	var out []sseEvent
@@ -232,7 +232,7 @@ func logged(evs []sseEvent) []sseEvent {
 	return out
 }
 
-func readAllString(t *testing.T, r *http.Response) string {
+func readAllString(t testing.TB, r *http.Response) string {
 	t.Helper()
 	b, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -58,13 +58,13 @@ type proc struct {
 
 // start runs the binary with args and env and returns once it printed a line starting
 // with ready (the rest of that line is returned).
-func start(t *testing.T, ready string, env []string, args ...string) (*proc, string) {
+func start(t testing.TB, ready string, env []string, args ...string) (*proc, string) {
 	t.Helper()
 	return startBinary(t, binary, ready, env, args...)
 }
 
 // startBinary is start with another build of phaseflow.
-func startBinary(t *testing.T, bin, ready string, env []string, args ...string) (*proc, string) {
+func startBinary(t testing.TB, bin, ready string, env []string, args ...string) (*proc, string) {
 	t.Helper()
 	p := launchBinary(t, bin, env, args...)
 	return p, p.waitFor(t, ready, 20*time.Second)
@@ -72,13 +72,13 @@ func startBinary(t *testing.T, bin, ready string, env []string, args ...string) 
 
 // launch starts the binary with args and env added to the test's environment, reading its
 // stdout lines into p.lines, and stops it when the test ends. It does not wait for anything.
-func launch(t *testing.T, env []string, args ...string) *proc {
+func launch(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
 	return launchBinary(t, binary, env, args...)
 }
 
 // launchBinary is launch with another build of phaseflow.
-func launchBinary(t *testing.T, bin string, env []string, args ...string) *proc {
+func launchBinary(t testing.TB, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -108,7 +108,7 @@ func launchBinary(t *testing.T, bin string, env []string, args ...string) *proc 
 
 // waitFor reads p's stdout until a line starts with ready and returns the rest of it,
 // failing the test when p exits first or d passes.
-func (p *proc) waitFor(t *testing.T, ready string, d time.Duration) string {
+func (p *proc) waitFor(t testing.TB, ready string, d time.Duration) string {
 	t.Helper()
 	timeout := time.After(d)
 	for {
@@ -127,7 +127,7 @@ func (p *proc) waitFor(t *testing.T, ready string, d time.Duration) string {
 }
 
 // stop sends SIGTERM and waits for the process to exit.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	select {
 	case <-p.done:
 		return
@@ -149,7 +149,7 @@ const testMCPServers = "strategy_engine=http://127.0.0.1:9/strategy,risk_lab=htt
 
 // server is a phaseflow server under test with its own database and scripted upstream.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	base    string // http://127.0.0.1:PORT
 	proc    *proc
 	mockURL string
@@ -161,21 +161,21 @@ type server struct {
 
 // startServer starts a mock upstream and a server on a fresh PostgreSQL database. extraEnv
 // may override the defaults (e.g. PHASEFLOW_SHUTDOWN_GRACE).
-func startServer(t *testing.T, extraEnv ...string) *server {
+func startServer(t testing.TB, extraEnv ...string) *server {
 	t.Helper()
 	return startServerWith(t, func(string) []string { return extraEnv })
 }
 
 // startServerWith is startServer with settings that depend on the mock's URL (its MCP
 // servers, an upstreams file pointing at it).
-func startServerWith(t *testing.T, extra func(mockURL string) []string) *server {
+func startServerWith(t testing.TB, extra func(mockURL string) []string) *server {
 	t.Helper()
 	return startServerOn(t, binary, extra)
 }
 
 // startServerOn is startServerWith with another build of phaseflow for the server (the
 // mock upstream is the test's usual build).
-func startServerOn(t *testing.T, bin string, extra func(mockURL string) []string) *server {
+func startServerOn(t testing.TB, bin string, extra func(mockURL string) []string) *server {
 	t.Helper()
 	_, mockURL := start(t, "PHASEFLOW_UPSTREAM_URL=", nil, "mock-upstream", "--addr", "127.0.0.1:0")
 	extraEnv := extra(mockURL)
@@ -215,7 +215,7 @@ func eachStore(t *testing.T, fn func(t *testing.T)) {
 }
 
 // onSQLite reports whether t runs inside eachStore's sqlite subtest.
-func onSQLite(t *testing.T) bool {
+func onSQLite(t testing.TB) bool {
 	for name := t.Name(); ; {
 		if _, ok := sqliteRuns.Load(name); ok {
 			return true
@@ -273,7 +273,7 @@ func (s *server) token(sub string) string {
 	return tok
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx

@@ -128,7 +128,7 @@ func (c *pgCluster) createDatabase(name string) string {
 }
 
 // freePort returns a TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
