@@ -7,6 +7,7 @@
 import { ReplyAssembler } from './reply.js';
 import { parseReply } from './thinkingml.js';
 import { followEvents } from './sse.js';
+import { followEventSource } from './eventsource.js';
 
 export { StreamLostError } from './sse.js';
 export { parseReply } from './thinkingml.js';
@@ -27,8 +28,17 @@ export class PhaseflowError extends Error {
 
 // createClient returns the client of the API at baseUrl ("https://host", no /api/v1);
 // token is a bearer token or a function returning one (or a promise of one), asked before
-// each request so a refreshed token is used at once.
-export function createClient({ baseUrl = '', token, fetch: fetchFn = globalThis.fetch } = {}) {
+// each request so a refreshed token is used at once. A turn's events are followed over
+// fetch with the bearer token; transport 'eventsource' follows a turn just sent with an
+// EventSource and its stream token instead (EventSource: the implementation, the global
+// one by default), for pages whose proxies buffer fetch streams or that hand the URL on.
+export function createClient({
+  baseUrl = '',
+  token,
+  fetch: fetchFn = globalThis.fetch,
+  transport = 'fetch',
+  EventSource: EventSourceImpl = globalThis.EventSource,
+} = {}) {
   const base = baseUrl.replace(/\/$/, '');
   const bearer = async () => (typeof token === 'function' ? await token() : token);
 
@@ -58,13 +68,23 @@ export function createClient({ baseUrl = '', token, fetch: fetchFn = globalThis.
     return data;
   }
 
-  // openEvents makes one request for a message's events after lastId.
-  const openEvents = (messageId) => async (lastId) => {
+  // openEvents makes one request for the events at path after lastId.
+  const openEvents = (path) => async (lastId) => {
     const headers = { Accept: 'text/event-stream' };
     const t = await bearer();
     if (t) headers.Authorization = `Bearer ${t}`;
     if (lastId > 0) headers['Last-Event-ID'] = String(lastId);
-    return fetchFn(`${base}/api/v1/messages/${encodeURIComponent(messageId)}/events`, { headers });
+    return fetchFn(`${base}/api/v1${path}`, { headers });
+  };
+
+  // follower answers how to follow the events at path: over EventSource when the client
+  // was asked to and a stream token is at hand, else over fetch.
+  const follower = (path, streamToken, streamOptions = {}) => (options) => {
+    if (transport === 'eventsource' && streamToken) {
+      const url = `${base}/api/v1${path}?stream_token=${encodeURIComponent(streamToken)}`;
+      return followEventSource(url, { ...streamOptions, ...options, EventSourceImpl });
+    }
+    return followEvents(openEvents(path), { ...streamOptions, ...options });
   };
 
   const id = encodeURIComponent;
@@ -85,8 +105,12 @@ export function createClient({ baseUrl = '', token, fetch: fetchFn = globalThis.
       cancel: (messageId) => request('POST', `/messages/${id(messageId)}/cancel`),
       // follow follows an existing message (another device's, or after a reload) from
       // lastEventId on.
-      follow: (messageId, { lastEventId = 0, signal } = {}) =>
-        new Turn({ messageId }, openEvents(messageId), client, { lastEventId, signal }),
+      follow: (messageId, { lastEventId = 0, signal, streamToken, onConnection } = {}) =>
+        new Turn({ messageId, streamToken }, follower(`/messages/${id(messageId)}/events`, streamToken), client, {
+          lastEventId,
+          signal,
+          onConnection,
+        }),
     },
     strategies: {
       get: (strategyId) => request('GET', `/strategies/${id(strategyId)}`),
@@ -100,20 +124,36 @@ export function createClient({ baseUrl = '', token, fetch: fetchFn = globalThis.
       startJob: (name, inputs, { locale } = {}) => request('POST', `/skills/${id(name)}/jobs`, { inputs, locale }),
       job: (jobId) => request('GET', `/skills/jobs/${id(jobId)}`),
       cancelJob: (jobId) => request('POST', `/skills/jobs/${id(jobId)}/cancel`),
+      // followJob follows a job's progress: iterate it for its progress events, then its
+      // completed or cancelled one; job.progress is the latest.
+      followJob: (jobId, { lastEventId = 0, signal, streamToken } = {}) =>
+        new JobProgress(
+          jobId,
+          follower(`/skills/jobs/${id(jobId)}/events`, streamToken, {
+            terminal: isJobEnd,
+            names: ['progress', 'heartbeat'],
+            terminals: ['completed', 'cancelled'],
+          }),
+          { lastEventId, signal },
+        ),
     },
     // send posts text to a session (a new one when sessionId is omitted) and returns the
     // turn, following its events. clientRequestId makes a retried post the same turn.
-    async send(sessionId, text, { clientRequestId, locale, runtimePolicy, signal } = {}) {
+    async send(sessionId, text, { clientRequestId, locale, runtimePolicy, signal, onConnection } = {}) {
       const body = { text, client_request_id: clientRequestId, locale, runtime_policy: runtimePolicy };
       const answer = sessionId
         ? await request('POST', `/sessions/${id(sessionId)}/messages`, body)
         : await request('POST', '/messages', body);
-      return new Turn(
-        { messageId: answer.message_id, requestId: answer.request_id, sessionId: answer.session_id },
-        openEvents(answer.message_id),
-        client,
-        { signal },
-      );
+      const ids = {
+        messageId: answer.message_id,
+        requestId: answer.request_id,
+        sessionId: answer.session_id,
+        streamToken: answer.stream_token,
+      };
+      return new Turn(ids, follower(`/messages/${id(answer.message_id)}/events`, answer.stream_token), client, {
+        signal,
+        onConnection,
+      });
     },
   };
   return client;
@@ -140,19 +180,49 @@ export class Turn {
   #client;
   #reply = new ReplyAssembler();
   #iterated = false;
+  #listeners = new Set();
+  #version = 0;
+  #result = null;
 
-  constructor({ messageId, requestId, sessionId }, open, client, { lastEventId = 0, signal } = {}) {
+  // follow(options) answers the events as an async iterable (sse.js, eventsource.js).
+  constructor({ messageId, requestId, sessionId, streamToken }, follow, client, { lastEventId = 0, signal, onConnection } = {}) {
     this.messageId = messageId;
     this.requestId = requestId;
     this.sessionId = sessionId;
+    this.streamToken = streamToken; // for following from elsewhere while it is valid
     this.status = null; // the last status event's state
     this.toolCalls = []; // status tool_call events' tool: {server_label, name, state}
     this.metadata = null; // completed.metadata
     this.error = null; // the error event's data
     this.done = false;
     this.replyChecked = null; // true when the assembled reply had completed.reply_len
+    this.reconnects = 0;
     this.#client = client;
-    this.#events = followEvents(open, { lastId: lastEventId, signal });
+    this.#events = follow({
+      lastId: lastEventId,
+      signal,
+      onConnection: (state, reconnects) => {
+        this.reconnects = reconnects;
+        onConnection?.(state, reconnects);
+        this.#changed();
+      },
+    });
+  }
+
+  // subscribe calls fn after every event the turn takes and answers the unsubscribe; with
+  // version (a count of changes) it is what React's useSyncExternalStore asks for.
+  subscribe(fn) {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  get version() {
+    return this.#version;
+  }
+
+  #changed() {
+    this.#version += 1;
+    for (const fn of this.#listeners) fn();
   }
 
   // reply is the reply so far, by the retry rule; parsed is it read as ThinkingML.
@@ -171,20 +241,29 @@ export class Turn {
   async *[Symbol.asyncIterator]() {
     if (this.#iterated) throw new Error('a Turn is iterated once');
     this.#iterated = true;
-    for await (const ev of this.#events) {
-      this.#take(ev);
-      if (ev.event === 'completed') await this.#checkLength(ev.data);
-      yield ev;
+    try {
+      for await (const ev of this.#events) {
+        this.#take(ev);
+        if (ev.event === 'completed') await this.#checkLength(ev.data);
+        this.#changed();
+        yield ev;
+      }
+    } finally {
+      this.done = true;
+      this.#changed();
     }
-    this.done = true;
   }
 
-  // result follows the turn to its end and answers it (the turn itself).
-  async result() {
-    for await (const _ of this) {
-      // the turn keeps what each event says
-    }
-    return this;
+  // result follows the turn to its end and answers it (the turn itself); asked again, it
+  // answers the same promise.
+  result() {
+    this.#result ??= (async () => {
+      for await (const _ of this) {
+        // the turn keeps what each event says
+      }
+      return this;
+    })();
+    return this.#result;
   }
 
   cancel() {
@@ -219,5 +298,40 @@ export class Turn {
     const stored = await this.#client.messages.get(this.messageId);
     this.#reply = new ReplyAssembler();
     this.#reply.add({ seq: 1, delta: stored.content ?? '' });
+  }
+}
+
+function isJobEnd({ event }) {
+  return event === 'completed' || event === 'cancelled';
+}
+
+// JobProgress is a JSON-skill job as a client follows it: iterate it for its events
+// ({event: 'progress' | 'completed' | 'cancelled', data: {job_id, done, total, succeeded,
+// failed}}); progress keeps the latest, ended says whether it finished or was cancelled.
+export class JobProgress {
+  #events;
+
+  constructor(jobId, follow, { lastEventId = 0, signal } = {}) {
+    this.jobId = jobId;
+    this.progress = null;
+    this.ended = null; // 'completed' or 'cancelled'
+    this.#events = follow({ lastId: lastEventId, signal });
+  }
+
+  async *[Symbol.asyncIterator]() {
+    for await (const ev of this.#events) {
+      if (ev.event === 'heartbeat') continue;
+      this.progress = ev.data;
+      if (isJobEnd(ev)) this.ended = ev.event;
+      yield ev;
+    }
+  }
+
+  // result follows the job to its end and answers its last progress.
+  async result() {
+    for await (const _ of this) {
+      // progress keeps the latest
+    }
+    return this.progress;
   }
 }

@@ -70,9 +70,15 @@ export class StreamLostError extends Error {
 // followEvents yields the events of a Phaseflow message's stream after lastId, each once,
 // until a terminal event (completed or error), reconnecting as needed. open(lastId) makes
 // one request and answers a fetch Response. A 204 means the message ended before lastId's
-// successor: nothing more comes. signal stops it.
-export async function* followEvents(open, { lastId = 0, signal, terminal = isTerminal, sleep = delay } = {}) {
+// successor: nothing more comes. signal stops it; onConnection(state, reconnects) hears
+// 'open' for each connection that answered and 'reconnecting' before each new try,
+// reconnects counting the tries so far.
+export async function* followEvents(
+  open,
+  { lastId = 0, signal, terminal = isTerminal, sleep = delay, onConnection = () => {} } = {},
+) {
   let failures = 0;
+  let reconnects = 0;
   let wait = 2000; // the contract's retry, until the server says its own
   for (;;) {
     signal?.throwIfAborted();
@@ -89,6 +95,7 @@ export async function* followEvents(open, { lastId = 0, signal, terminal = isTer
       if (!retriable) throw new StreamLostError(`the event stream was refused: ${resp.status}`, resp.status);
     }
     if (resp && resp.ok) {
+      onConnection('open', reconnects);
       let progressed = false;
       try {
         for await (const ev of parseStream(resp.body)) {
@@ -107,21 +114,23 @@ export async function* followEvents(open, { lastId = 0, signal, terminal = isTer
       }
       if (progressed) {
         failures = 0;
+        onConnection('reconnecting', ++reconnects);
         await sleep(minDelay, signal);
         continue;
       }
     }
     failures += 1;
     if (failures > maxFailures) throw new StreamLostError(`the event stream failed ${maxFailures} times in a row`);
+    onConnection('reconnecting', ++reconnects);
     await sleep(Math.min(wait * 2 ** (failures - 1), maxDelay), signal);
   }
 }
 
-function isTerminal({ event }) {
+export function isTerminal({ event }) {
   return event === 'completed' || event === 'error';
 }
 
-function parseData(s) {
+export function parseData(s) {
   try {
     return JSON.parse(s);
   } catch {
