@@ -62,7 +62,7 @@ func (h deploymentHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 }
 
 // MissingQuestion implements [Handler].
-func (h deploymentHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+func (h deploymentHandler) MissingQuestion(s Skills, locale string, missing []string) (Missing, error) {
 	return missingQuestion(h.Phase(), s, locale, missing)
 }
 

@@ -111,5 +111,5 @@ type Handler interface {
 	// MissingQuestion says, in the locale, what the phase still needs (missing, the
 	// fields its verdict reported), for the choice_prompt card the server adds when the
 	// model asked nothing: a fallback so a turn never leaves them silent.
-	MissingQuestion(s Skills, locale string, missing []string) (string, error)
+	MissingQuestion(s Skills, locale string, missing []string) (Missing, error)
 }

@@ -528,10 +528,11 @@ func TestMissingQuestion(t *testing.T) {
 						fields = append(fields, f.Name)
 					}
 				}
-				q, err := h.MissingQuestion(lib, locale, fields)
+				m, err := h.MissingQuestion(lib, locale, fields)
 				if err != nil {
 					t.Fatal(err)
 				}
+				q := m.Text()
 				lines := strings.Split(q, "\n")
 				if len(lines) != len(fields)+1 || strings.HasPrefix(lines[0], "- ") {
 					t.Fatalf("question %q, want a first line and one line per field", q)
@@ -544,9 +545,13 @@ func TestMissingQuestion(t *testing.T) {
 			})
 		}
 	}
-	q, _ := handlerFor(t, phases.Deployment).MissingQuestion(lib, "zh", []string{"deployment_target", "unknown_field"})
+	m, _ := handlerFor(t, phases.Deployment).MissingQuestion(lib, "zh", []string{"deployment_target", "unknown_field"})
+	q := m.Text()
 	if want := "部署还不能继续，还需要：\n- 在哪里运行（模拟交易或实盘账户）\n- unknown_field"; q != want {
 		t.Errorf("MissingQuestion = %q, want %q", q, want)
+	}
+	if want := []string{"在哪里运行（模拟交易或实盘账户）", "unknown_field"}; !cmp.Equal(m.Labels, want) {
+		t.Errorf("labels %q, want %q", m.Labels, want)
 	}
 }
 

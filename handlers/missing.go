@@ -7,26 +7,42 @@ import (
 	"github.com/phaseflow/phaseflow/phases"
 )
 
+// Missing is what a phase still needs, in words of the session's locale: the question and
+// each missing field's label, in the order the fields were given.
+type Missing struct {
+	Question string
+	Fields   []string
+	Labels   []string
+}
+
+// Text is the question followed by the labels, one a line ("- label"): what a reader of
+// the card's question alone sees.
+func (m Missing) Text() string {
+	lines := []string{m.Question}
+	for _, l := range m.Labels {
+		lines = append(lines, "- "+l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // missingQuestion is the MissingQuestion of every handler: the phase's skill
 // <phase>/missing in the locale, whose first paragraph is the question and whose list lines
-// "- `field`: label" name each field in words. The question is followed by the labels of
-// the missing fields, one a line, in the order given; a field without a label is named as
-// is.
-func missingQuestion(p phases.Phase, s Skills, locale string, missing []string) (string, error) {
+// "- `field`: label" name each field in words. A field without a label is named as is.
+func missingQuestion(p phases.Phase, s Skills, locale string, missing []string) (Missing, error) {
 	text, err := s.Text(skillName(p, "missing"), locale)
 	if err != nil {
-		return "", fmt.Errorf("handlers: %s missing fields: %w", p, err)
+		return Missing{}, fmt.Errorf("handlers: %s missing fields: %w", p, err)
 	}
 	question, labels := parseMissing(text)
-	lines := []string{question}
+	m := Missing{Question: question, Fields: missing}
 	for _, f := range missing {
 		label, ok := labels[f]
 		if !ok {
 			label = f
 		}
-		lines = append(lines, "- "+label)
+		m.Labels = append(m.Labels, label)
 	}
-	return strings.Join(lines, "\n"), nil
+	return m, nil
 }
 
 // parseMissing splits a missing-fields skill into its question (the text before the list)

@@ -74,7 +74,7 @@ func (h strategyHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 }
 
 // MissingQuestion implements [Handler].
-func (h strategyHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+func (h strategyHandler) MissingQuestion(s Skills, locale string, missing []string) (Missing, error) {
 	return missingQuestion(h.Phase(), s, locale, missing)
 }
 

@@ -59,7 +59,7 @@ func (h stressTestHandler) Prompt(s Skills, in PromptInput) (Pieces, error) {
 }
 
 // MissingQuestion implements [Handler].
-func (h stressTestHandler) MissingQuestion(s Skills, locale string, missing []string) (string, error) {
+func (h stressTestHandler) MissingQuestion(s Skills, locale string, missing []string) (Missing, error) {
 	return missingQuestion(h.Phase(), s, locale, missing)
 }
 

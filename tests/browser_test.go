@@ -35,7 +35,13 @@ func TestBrowserPlayground(t *testing.T) {
 		walkPage(t, p.in(t), proxy, englishWalk(proxy))
 		p.in(t).overview("overview")
 	})
-	t.Run("zh", func(t *testing.T) { walkPage(t, p.in(t), proxy, chineseWalk()) })
+	t.Run("zh at 390 px", func(t *testing.T) {
+		phone := p.in(t)
+		phone.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		defer phone.do(chromedp.ResetViewport())
+		walkPage(t, phone, proxy, chineseWalk())
+		fitsTheScreen(t, phone, 390)
+	})
 	t.Run("skills", func(t *testing.T) { walkSkills(t, p.in(t)) })
 
 	if n := proxy.cuts.Load(); n != 1 {
@@ -293,4 +299,24 @@ func walkSkills(t *testing.T, p *page) {
 	p.shot("skill-job", "#skills-view")
 	p.click("#view-chat")
 	p.wait("#app")
+}
+
+// fitsTheScreen checks that nothing of the page is wider than a phone's screen: the page
+// does not scroll sideways and the top bar, the session header, the turns and the composer
+// each fit in width px.
+func fitsTheScreen(t *testing.T, p *page, width int) {
+	t.Helper()
+	p.shot("phone", "")
+	if w := eval[int](p, `document.documentElement.scrollWidth`); w > width {
+		wide := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll("body *")]
+			.filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > %d)
+			.slice(-6).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + "." + [...e.classList].join("."))`, width))
+		t.Errorf("the page is %d px wide at a %d px screen: it scrolls sideways (past it: %v)", w, width, wide)
+	}
+	for _, css := range []string{".topbar", ".session-head", "#turns", "#composer"} {
+		right := eval[float64](p, fmt.Sprintf(`document.querySelector(%q).getBoundingClientRect().right`, css))
+		if right > float64(width)+0.5 {
+			t.Errorf("%s ends at %.0f px, past the %d px screen", css, right, width)
+		}
+	}
 }

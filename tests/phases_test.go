@@ -369,6 +369,16 @@ func checkMissingQuestion(t *testing.T, meta map[string]any, locale string) {
 	if !strings.HasPrefix(q, want) || strings.Count(q, "\n- ") != len(missing) {
 		t.Fatalf("choice_prompt question %q, want it to start %q and name each of %v", q, want, missing)
 	}
+	options := anyList(card["options"])
+	if len(options) != len(missing) {
+		t.Fatalf("choice_prompt options %v, want one for each of %v", options, missing)
+	}
+	for i, o := range options {
+		opt, _ := o.(map[string]any)
+		if opt["id"] != missing[i] || opt["label"] == "" || opt["label"] == missing[i] {
+			t.Errorf("option %d = %v: want id %v and a label in words", i, opt, missing[i])
+		}
+	}
 }
 
 // refuse checks that the manual phase route refuses a move the graph forbids.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phaseflow/phaseflow/genui"
+	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -19,8 +20,9 @@ type GenUIContext struct {
 	// than checking a card), so a long-lived caller keeps one genui.Validator and passes it.
 	Schema *genui.Validator
 	// Question says what the missing fields are, in the session's locale, for the
-	// choice_prompt the server adds ("" or nil: the card carries the fields alone).
-	Question func(missing []string) string
+	// choice_prompt the server adds (nil, or no question: the card carries the fields
+	// alone).
+	Question func(missing []string) handlers.Missing
 	// Cards are the phase handler's cards from the turn's tool results and block (a stress
 	// report, a deployment summary, a new draft's strategy card), each added when the
 	// model sent none of its type.
@@ -38,7 +40,8 @@ type GenUIResult struct {
 // Filled in: the phase's own cards (Cards), a strategy_ref card when validate_strategy
 // returned a strategy_id, a backtest_charts card when a backtest tool returned series, and
 // a choice_prompt when the phase still misses fields and the model asked nothing, its
-// question saying in the session's locale what is missing.
+// question saying in the session's locale what is missing and its options labelled in
+// words (a front end shows the labels, never the field names).
 func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 	cards := newTypedCards(items)
 	for _, card := range c.Cards {
@@ -51,13 +54,7 @@ func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 		cards.addNew(backtestCharts(c.ToolCalls), "backtest_charts")
 	}
 	if len(c.MissingFields) > 0 && !cards.has("choice_prompt") && !asksSomething(c.Reply) {
-		card := map[string]any{"type": "choice_prompt", "missing_fields": c.MissingFields, "source": "auto"}
-		if c.Question != nil {
-			if q := c.Question(c.MissingFields); q != "" {
-				card["question"] = q
-			}
-		}
-		cards.addNew(mustRaw(card), "choice_prompt")
+		cards.addNew(mustRaw(missingPrompt(c)), "choice_prompt")
 	}
 	var res GenUIResult
 	schema, schemaErr := c.Schema, error(nil)
@@ -178,4 +175,32 @@ func mustRaw(v any) json.RawMessage {
 		return json.RawMessage(`null`)
 	}
 	return b
+}
+
+// maxChoiceOptions is the GenUI schema's limit on a choice_prompt's options; fields past it
+// stay in missing_fields and the question.
+const maxChoiceOptions = 8
+
+// missingPrompt is the choice_prompt the server adds for the missing fields: the fields,
+// and with the phase's words, the question and one option a field, labelled.
+func missingPrompt(c GenUIContext) map[string]any {
+	card := map[string]any{"type": "choice_prompt", "missing_fields": c.MissingFields, "source": "auto"}
+	if c.Question == nil {
+		return card
+	}
+	m := c.Question(c.MissingFields)
+	if m.Question == "" {
+		return card
+	}
+	card["question"] = m.Text()
+	options := make([]map[string]string, 0, len(m.Labels))
+	for i, label := range m.Labels {
+		if i < len(m.Fields) && i < maxChoiceOptions {
+			options = append(options, map[string]string{"id": m.Fields[i], "label": label})
+		}
+	}
+	if len(options) > 0 {
+		card["options"] = options
+	}
+	return card
 }

@@ -2,11 +2,14 @@ package postprocess
 
 import (
 	"encoding/json"
-	"github.com/phaseflow/phaseflow/store"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/phaseflow/phaseflow/genui"
+	"github.com/phaseflow/phaseflow/handlers"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 func TestFinishGenUI(t *testing.T) {
@@ -52,16 +55,24 @@ func TestFinishGenUI(t *testing.T) {
 // TestFinishGenUIAsksForTheMissingFields: the choice_prompt the server adds carries the
 // phase's question in words when one is given, and still passes the schema.
 func TestFinishGenUIAsksForTheMissingFields(t *testing.T) {
-	question := func(missing []string) string { return "Still needed:\n- " + strings.Join(missing, "\n- ") }
+	question := func(missing []string) handlers.Missing {
+		return handlers.Missing{Question: "Still needed:", Fields: missing, Labels: []string{"Where it runs"}}
+	}
 	res := FinishGenUI(nil, GenUIContext{Allowed: []string{"choice_prompt"}, MissingFields: []string{"deployment_target"},
 		Reply: "<final>Done.</final>", Question: question})
 	if len(res.Items) != 1 || len(res.Dropped) != 0 {
 		t.Fatalf("items %s dropped %v", res.Items, res.Dropped)
 	}
 	var card map[string]any
-	_ = json.Unmarshal(res.Items[0], &card)
-	if card["question"] != "Still needed:\n- deployment_target" || card["source"] != "auto" {
+	if err := json.Unmarshal(res.Items[0], &card); err != nil {
+		t.Fatal(err)
+	}
+	if card["question"] != "Still needed:\n- Where it runs" || card["source"] != "auto" {
 		t.Fatalf("card %v, want the question", card)
+	}
+	want := []any{map[string]any{"id": "deployment_target", "label": "Where it runs"}}
+	if !cmp.Equal(card["options"], want) {
+		t.Fatalf("options %v, want %v: one a field, labelled in words", card["options"], want)
 	}
 }
 

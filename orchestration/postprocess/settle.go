@@ -79,17 +79,17 @@ func Settle(in Input) Settlement {
 	return s
 }
 
-// question is the handler's missing-fields question in the turn's locale, "" when it has
-// none (no skills given, or no text).
-func (in Input) question(missing []string) string {
+// question is the handler's missing-fields question in the turn's locale, the zero
+// Missing when it has none (no skills given, or no text).
+func (in Input) question(missing []string) handlers.Missing {
 	if in.Skills == nil {
-		return ""
+		return handlers.Missing{}
 	}
-	q, err := in.Handler.MissingQuestion(in.Skills, in.Locale, missing)
+	m, err := in.Handler.MissingQuestion(in.Skills, in.Locale, missing)
 	if err != nil {
-		return ""
+		return handlers.Missing{}
 	}
-	return q
+	return m
 }
 
 // stopCriteria is what completed.metadata says of the phase's thresholds, nil when none

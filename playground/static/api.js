@@ -5,9 +5,12 @@
 import { createClient } from './client/index.js';
 
 export class Api {
-  // token is a function returning the current bearer token ('' when signed out).
+  // token is a function returning the current bearer token ('' when signed out). A turn is
+  // followed through the client: by EventSource and its stream token while the tab holds
+  // one, else over fetch with the bearer token.
   constructor(token) {
-    this.request = createClient({ baseUrl: '', token }).request;
+    this.client = createClient({ baseUrl: '', token, transport: 'eventsource' });
+    this.request = this.client.request;
   }
 
   // devToken answers {token, sub, expires_at} in development mode, and 404 otherwise.

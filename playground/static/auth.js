@@ -22,11 +22,12 @@ export function claims(token) {
 }
 
 // Stream tokens are kept per message for as long as they are valid (about 10 minutes), so a
-// reloaded page can follow a reply that is still being generated.
+// reloaded page follows a reply still being generated the way it started (by EventSource);
+// without one, the client follows it over fetch with the bearer token.
 const STREAM_PREFIX = 'phaseflow.stream.';
 
 export const streams = {
-  remember: (messageId, url) => sessionStorage.setItem(STREAM_PREFIX + messageId, url),
+  remember: (messageId, streamToken) => sessionStorage.setItem(STREAM_PREFIX + messageId, streamToken),
   recall: (messageId) => sessionStorage.getItem(STREAM_PREFIX + messageId),
   forget: (messageId) => sessionStorage.removeItem(STREAM_PREFIX + messageId),
 };

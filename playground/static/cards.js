@@ -24,8 +24,8 @@ const renderers = {
 };
 
 const WORDS = {
-  en: { settle: (f) => `Let's settle ${f}`, missing: 'Still needed:', columns: ['Scenario', 'Loss', 'Max drawdown'] },
-  zh: { settle: (f) => `我们来确定 ${f}`, missing: '还需要：', columns: ['情景', '亏损', '最大回撤'] },
+  en: { settle: (f) => `Let's settle this: ${f}`, missing: 'Still needed:', columns: ['Scenario', 'Loss', 'Max drawdown'] },
+  zh: { settle: (f) => `我们来确定：${f}`, missing: '还需要：', columns: ['情景', '亏损', '最大回撤'] },
 };
 
 export function renderCard(card, ctx) {
@@ -81,9 +81,13 @@ function backtestCharts(card) {
 
 function choicePrompt(card, ctx) {
   const words = WORDS[ctx.locale] ?? WORDS.en;
+  // The server's own card (source auto) labels each missing field in words; its button
+  // asks to settle that field. A model's card sends the option's label as it is.
+  const auto = card.source === 'auto';
   const choices = card.options
-    ? card.options.map((o) => ({ label: o.label, text: o.label, id: o.id }))
+    ? card.options.map((o) => ({ label: o.label, text: auto ? words.settle(o.label) : o.label, id: o.id }))
     : card.missing_fields.map((f) => ({ label: f, text: words.settle(f), id: f }));
+  const question = auto && card.options && card.question ? card.question.split('\n')[0] : card.question;
   const buttons = choices.map((c) => h('button', { type: 'button', class: 'choice', dataset: { choice: c.id } }, c.label));
   buttons.forEach((b, i) => b.addEventListener('click', async () => {
     if (!ctx.live()) return;
@@ -91,7 +95,7 @@ function choicePrompt(card, ctx) {
     b.classList.add('chosen');
     if (!(await ctx.send(choices[i].text))) buttons.forEach((x) => { x.disabled = false; });
   }));
-  return [h('p', { class: 'question' }, card.question ?? words.missing), h('div', { class: 'actions' }, buttons)];
+  return [h('p', { class: 'question' }, question ?? words.missing), h('div', { class: 'actions' }, buttons)];
 }
 
 function stressReport(card, ctx) {

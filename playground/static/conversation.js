@@ -3,7 +3,7 @@
 // and the actions cards ask for (a choice, a strategy confirmation).
 
 import { $ } from './dom.js';
-import { follow } from './events.js';
+import { StreamLostError } from './client/index.js';
 import { streams } from './auth.js';
 import { TurnView } from './turn.js';
 import { renderPhaseBar, renderTransitions } from './phasebar.js';
@@ -14,7 +14,7 @@ const POLL_LIMIT_MS = 10 * 60 * 1000;
 
 export class Conversation {
   #latest = null; // the newest TurnView
-  #stream = null; // the followed stream of a running turn
+  #stream = null; // the AbortController of the followed turn
   #busy = false;
 
   // api is an Api; notify(text, isError) shows a message; changed() is called when the
@@ -57,7 +57,7 @@ export class Conversation {
   }
 
   close() {
-    this.#stream?.close();
+    this.#stream?.abort();
     this.#stream = null;
     this.session = null;
     this.#latest = null;
@@ -82,9 +82,8 @@ export class Conversation {
     this.#latest = view;
     this.turns.append(view.el);
     view.el.scrollIntoView({ block: 'end' });
-    const url = `${answer.events_url}?stream_token=${encodeURIComponent(answer.stream_token)}`;
-    streams.remember(answer.message_id, url);
-    this.#follow(view, url);
+    streams.remember(answer.message_id, answer.stream_token);
+    this.#follow(view, answer.stream_token);
     return true;
   }
 
@@ -121,32 +120,45 @@ export class Conversation {
     this.changed();
   }
 
-  #follow(view, url) {
+  // #follow follows view's turn through the client (its stream token when the tab has it)
+  // and hands each event to the view; a stream the client cannot follow to its end (an
+  // expired token, a server that keeps refusing) is polled instead.
+  #follow(view, streamToken) {
+    const stop = new AbortController();
+    this.#stream = stop;
+    const turn = this.api.client.messages.follow(view.messageId, {
+      streamToken: streamToken ?? undefined,
+      signal: stop.signal,
+      onConnection: (state, n) => view.connection(state, n),
+    });
     const end = () => {
       this.#stream = null;
       streams.forget(view.messageId);
       this.#setBusy(false);
       this.refresh().catch((e) => this.notify(e.message, true));
     };
-    this.#stream = follow(url, {
-      status: (d) => view.status(d),
-      content_delta: (d) => view.delta(d),
-      connection: (state, n) => view.connection(state, n),
-      completed: (d) => { view.completed(d); end(); },
-      error: (d) => { view.failed(d); end(); },
-      lost: () => { this.#stream = null; this.#poll(view); },
+    (async () => {
+      for await (const { event, data } of turn) {
+        if (event === 'status') view.status(data);
+        else if (event === 'content_delta') view.delta(data);
+        else if (event === 'completed') view.completed(data);
+        else if (event === 'error') view.failed(data);
+      }
+      end();
+    })().catch((e) => {
+      if (stop.signal.aborted) return;
+      this.#stream = null;
+      if (e instanceof StreamLostError) this.#poll(view);
+      else this.notify(e.message, true);
     });
   }
 
-  // #resume follows a turn that was running when the page loaded: by its stream token when
-  // this tab still has it (the whole stream is replayed), else by polling the message.
+  // #resume follows a turn that was running when the page loaded, from its first event.
   #resume(stale) {
-    const url = streams.recall(stale.messageId);
     const view = new TurnView(stale.messageId, stale.el.querySelector('.user-msg')?.textContent ?? null, this.#context());
     stale.el.replaceWith(view.el);
     this.#latest = view;
-    if (url) this.#follow(view, url);
-    else this.#poll(view);
+    this.#follow(view, streams.recall(stale.messageId));
   }
 
   // #poll waits for a turn whose stream is out of reach (an expired stream token) to end,

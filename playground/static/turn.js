@@ -161,6 +161,7 @@ export class TurnView {
 
   #render() {
     const p = this.#parts;
+    const pinned = !this.done && atBottom();
     const r = parseReply(this.#reply.text());
     renderThinking(p.thinking, r);
     if (r.final != null) p.final.replaceChildren(markdown(r.final));
@@ -168,11 +169,19 @@ export class TurnView {
     p.raw.textContent = r.raw ?? '';
     p.serp.hidden = !r.serpQueries?.length;
     p.serp.replaceChildren(h('span', { class: 'label' }, 'serp queries'), ...(r.serpQueries ?? []).map((q) => h('span', { class: 'chip query' }, q)));
+    if (pinned) this.el.scrollIntoView({ block: 'end' });
   }
 
   get done() {
     return this.article.dataset.state !== 'streaming';
   }
+}
+
+// atBottom says whether the page is scrolled to (near) its end: a reply streaming there is
+// followed as it grows; a reader who scrolled up to read is left where they are.
+function atBottom() {
+  const doc = document.documentElement;
+  return window.innerHeight + window.scrollY >= doc.scrollHeight - 80;
 }
 
 // renderThinking updates the folded phases in place, so a phase the user opened stays open
