@@ -13,10 +13,11 @@ import (
 // TestBrowserPlayground drives the playground page in headless Chromium against the real
 // binary and the scripted upstream, through a proxy that can cut the event stream: it signs
 // in with the dev token, walks a session from the first message to completed in each
-// locale, answers a choice_prompt, confirms the strategy from its card, cancels a reply,
-// shows a reply refused twice as failed, survives a cut connection and a retried reply,
-// and expects no console error. Screenshots go to the
-// test's temporary directory (or PHASEFLOW_SCREENSHOT_DIR).
+// locale at desktop width and on a 390 px phone screen (the page's own words in the
+// session's language, nothing wider than the screen), answers a choice_prompt, confirms
+// the strategy from its card, cancels a reply, shows a reply refused twice as failed,
+// survives a cut connection and a retried reply, and expects no console error.
+// Screenshots go to the test's temporary directory (or PHASEFLOW_SCREENSHOT_DIR).
 func TestBrowserPlayground(t *testing.T) {
 	p := newPage(t)
 	s := startServer(t, "PHASEFLOW_JWT_SECRET=") // no secret: development mode, dev token on
@@ -35,13 +36,9 @@ func TestBrowserPlayground(t *testing.T) {
 		walkPage(t, p.in(t), proxy, englishWalk(proxy))
 		p.in(t).overview("overview")
 	})
-	t.Run("zh at 390 px", func(t *testing.T) {
-		phone := p.in(t)
-		phone.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-		defer phone.do(chromedp.ResetViewport())
-		walkPage(t, phone, proxy, chineseWalk())
-		fitsTheScreen(t, phone, 390)
-	})
+	t.Run("zh at 390 px", func(t *testing.T) { walkPhone(t, p.in(t), proxy, chineseWalk()) })
+	t.Run("zh", func(t *testing.T) { walkPage(t, p.in(t), proxy, chineseWalk()) })
+	t.Run("en at 390 px", func(t *testing.T) { walkPhone(t, p.in(t), proxy, uncut(englishWalk(proxy))) })
 	t.Run("skills", func(t *testing.T) { walkSkills(t, p.in(t)) })
 
 	if n := proxy.cuts.Load(); n != 1 {
@@ -146,6 +143,7 @@ func walkPage(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
 	if n := p.text("#transition-count"); n != "3" {
 		t.Errorf("%d transitions listed, want 3 (strategy → stress_test → deployment → completed)", atoi(n))
 	}
+	speaksTheSessionsLanguage(t, p, w.locale, turns)
 	p.shot(w.locale+"-completed", "#session")
 }
 
@@ -301,6 +299,29 @@ func walkSkills(t *testing.T, p *page) {
 	p.wait("#app")
 }
 
+// walkPhone walks w on a phone's screen (390 px wide, mobile), and checks that the page
+// fits it.
+func walkPhone(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	defer p.do(chromedp.ResetViewport())
+	w.title += " · 390 px"
+	walkPage(t, p, proxy, w)
+	fitsTheScreen(t, p, 390)
+}
+
+// uncut is w without its cut connection (the proxy cuts one stream in the whole test).
+func uncut(w pageWalk) pageWalk {
+	steps := make([]step, len(w.steps))
+	for i, st := range w.steps {
+		if st.arm {
+			st.arm, st.check, st.shot = false, nil, ""
+		}
+		steps[i] = st
+	}
+	w.steps = steps
+	return w
+}
+
 // fitsTheScreen checks that nothing of the page is wider than a phone's screen: the page
 // does not scroll sideways and the top bar, the session header, the turns and the composer
 // each fit in width px.
@@ -318,5 +339,34 @@ func fitsTheScreen(t *testing.T, p *page, width int) {
 		if right > float64(width)+0.5 {
 			t.Errorf("%s ends at %.0f px, past the %d px screen", css, right, width)
 		}
+	}
+}
+
+// pageWords are a few of the page's own texts, by locale, that a walked session shows.
+var pageWords = map[string]struct{ lang, send, done, state, phase string }{
+	"en": {"en", "Send", "This session is completed", "completed", "completed"},
+	"zh": {"zh-CN", "发送", "此会话已完成", "已完成", "完成"},
+}
+
+// speaksTheSessionsLanguage checks that the page's own texts are in the session's
+// language: the document's lang, the composer, the closing note, the last turn's status
+// line and the phase bar; and that every word the page has in English it has in Chinese.
+func speaksTheSessionsLanguage(t *testing.T, p *page, locale string, turns int) {
+	t.Helper()
+	want := pageWords[locale]
+	last := fmt.Sprintf(".exchange:nth-child(%d) .turn", turns)
+	got := [5]string{eval[string](p, `document.documentElement.lang`), p.text("#send"), p.text("#session-done"),
+		p.text(last + " .status-line"), p.text(`#phasebar li[data-phase="completed"]`)}
+	if got[0] != want.lang || got[1] != want.send || !strings.HasPrefix(got[2], want.done) || got[3] != want.state || got[4] != want.phase {
+		t.Errorf("%s session: lang %q, send %q, closing note %q, status %q, phase %q; want %+v", locale, got[0], got[1], got[2], got[3], got[4], want)
+	}
+	missing := eval[[]string](p, `import("/playground/i18n.js").then(({ words }) => {
+		const en = words("en"), zh = words("zh");
+		const keys = (o, at) => Object.entries(o).flatMap(([k, v]) => typeof v === "object" ? keys(v, at + k + ".") : [at + k]);
+		const has = (o, path) => path.split(".").reduce((x, k) => x?.[k], o) !== undefined;
+		return keys(en, "").filter((k) => !has(zh, k));
+	})`)
+	if len(missing) > 0 {
+		t.Errorf("the page has no Chinese for %v", missing)
 	}
 }

@@ -9,6 +9,7 @@ import { tokens, claims } from './auth.js';
 import { Conversation } from './conversation.js';
 import { renderSessions } from './sessions.js';
 import { Skills } from './skills.js';
+import { words } from './i18n.js';
 
 const api = new Api(tokens.get);
 const conversation = new Conversation(api, notify, () => loadSessions().catch(() => {}));
@@ -27,7 +28,7 @@ function boot() {
   $('signout').addEventListener('click', signOut);
   $('new-session').addEventListener('submit', (e) => {
     e.preventDefault();
-    createSession().catch((err) => notify(`Could not create the session: ${err.message}`, true));
+    createSession().catch((err) => notify(words().couldNotCreate(err.message), true));
   });
   $('composer').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -66,7 +67,7 @@ async function signIn(token) {
     await loadSessions();
   } catch (e) {
     tokens.clear();
-    notify(e.status === 401 ? 'That token was refused (401).' : `Sign-in failed: ${e.message}`, true);
+    notify(e.status === 401 ? words().tokenRefused : words().signInFailed(e.message), true);
     return;
   }
   const c = claims(token);
@@ -84,7 +85,7 @@ function showView(view) {
   $('skills-view').hidden = view !== 'skills';
   $('view-chat').classList.toggle('current', view === 'chat');
   $('view-skills').classList.toggle('current', view === 'skills');
-  if (view === 'skills') skills.show().catch((e) => notify(`Could not list the skills: ${e.message}`, true));
+  if (view === 'skills') skills.show().catch((e) => notify(words().couldNotListSkills(e.message), true));
 }
 
 function signOut() {
@@ -126,7 +127,7 @@ async function openFromHash() {
     await loadSessions();
     $('message').focus();
   } catch (e) {
-    notify(`Could not open the session: ${e.message}`, true);
+    notify(words().couldNotOpen(e.message), true);
   }
 }
 

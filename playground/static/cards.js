@@ -17,16 +17,40 @@ const renderers = {
   backtest_charts: backtestCharts,
   choice_prompt: choicePrompt,
   metric_table: (c) => table(c.title, c.columns, c.rows),
-  scenario_table: (c) => [c.scenario_set_id ? h('p', { class: 'muted' }, `scenario set ${c.scenario_set_id}`) : null, table(c.title, c.columns, c.rows)],
+  scenario_table: (c, ctx) => [c.scenario_set_id ? h('p', { class: 'muted' }, `${wordsFor(ctx).facts.scenarioSet} ${c.scenario_set_id}`) : null, table(c.title, c.columns, c.rows)],
   stress_report: stressReport,
   deployment_summary: deploymentSummary,
   rollout_status: rolloutStatus,
 };
 
+// The cards' own words by locale; the values they show (ids, statuses, figures) stay as sent.
 const WORDS = {
-  en: { settle: (f) => `Let's settle this: ${f}`, missing: 'Still needed:', columns: ['Scenario', 'Loss', 'Max drawdown'] },
-  zh: { settle: (f) => `我们来确定：${f}`, missing: '还需要：', columns: ['情景', '亏损', '最大回撤'] },
+  en: {
+    settle: (f) => `Let's settle this: ${f}`, missing: 'Still needed:', columns: ['Scenario', 'Loss', 'Max drawdown'],
+    confirm: 'Confirm strategy → stress test', confirmed: 'Confirmed', spec: 'Spec', noId: 'no strategy id yet',
+    load: 'Load', strategy: 'Strategy', verdict: 'Verdict', deployment: 'Deployment', rolloutOf: 'Rollout of',
+    facts: {
+      name: 'name', status: 'status', backtest: 'backtest', updated: 'updated', report: 'report',
+      scenarioSet: 'scenario set', worstScenario: 'worst scenario', worstDrawdown: 'worst drawdown', target: 'target',
+      deployment: 'deployment', riskGuard: 'risk guard', limits: 'limits', trades: 'trades', pnl: 'P&L',
+      breaches: 'breaches', blocker: 'blocker', breach: 'breach',
+    },
+  },
+  zh: {
+    settle: (f) => `我们来确定：${f}`, missing: '还需要：', columns: ['情景', '亏损', '最大回撤'],
+    confirm: '确认策略 → 压力测试', confirmed: '已确认', spec: '规格', noId: '还没有策略 id',
+    load: '加载', strategy: '策略', verdict: '结论', deployment: '部署', rolloutOf: '上线',
+    facts: {
+      name: '名称', status: '状态', backtest: '回测', updated: '更新于', report: '报告',
+      scenarioSet: '情景集', worstScenario: '最差情景', worstDrawdown: '最大回撤', target: '目标',
+      deployment: '部署', riskGuard: '风控', limits: '限额', trades: '交易数', pnl: '盈亏',
+      breaches: '越限次数', blocker: '阻断原因', breach: '越限',
+    },
+  },
 };
+
+// wordsFor is the cards' words in the context's locale.
+const wordsFor = (ctx) => WORDS[ctx?.locale] ?? WORDS.en;
 
 export function renderCard(card, ctx) {
   const render = renderers[card.type];
@@ -38,34 +62,39 @@ export function renderCard(card, ctx) {
 }
 
 function strategyCard(card, ctx) {
+  const w = wordsFor(ctx);
   const id = card.strategy_id ?? ctx.strategyId();
   const confirmed = card.status === 'confirmed';
-  const button = h('button', { type: 'button', class: 'confirm primary', disabled: !id || confirmed || !ctx.canConfirm() },
-    confirmed ? 'Confirmed' : 'Confirm strategy → stress test');
+  const button = h('button', { type: 'button', class: 'confirm primary', disabled: !id || confirmed || !ctx.canConfirm(), dataset: { confirmed: String(confirmed) } },
+    confirmed ? w.confirmed : w.confirm);
   button.addEventListener('click', async () => {
     button.disabled = true;
-    if (await ctx.confirm(id)) button.textContent = 'Confirmed';
-    else button.disabled = false;
+    if (await ctx.confirm(id)) {
+      button.textContent = w.confirmed;
+      button.dataset.confirmed = 'true';
+    } else button.disabled = false;
   });
   return [
     h('h3', {}, card.name, ' ', card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null),
     card.rules?.length ? h('ul', { class: 'rules' }, card.rules.map((r) => h('li', {}, r))) : null,
-    h('details', { class: 'spec' }, h('summary', {}, 'Spec'), h('pre', {}, pretty(card.spec))),
-    h('div', { class: 'actions' }, button, id ? h('span', { class: 'muted mono' }, id) : h('span', { class: 'muted' }, 'no strategy id yet')),
+    h('details', { class: 'spec' }, h('summary', {}, w.spec), h('pre', {}, pretty(card.spec))),
+    h('div', { class: 'actions' }, button, id ? h('span', { class: 'muted mono' }, id) : h('span', { class: 'muted' }, w.noId)),
   ];
 }
 
 function strategyRef(card, ctx) {
+  const w = wordsFor(ctx);
+  const f = w.facts;
   const out = h('dl', { class: 'facts' });
-  const button = h('button', { type: 'button' }, 'Load');
+  const button = h('button', { type: 'button' }, w.load);
   button.addEventListener('click', async () => {
     button.disabled = true;
     const st = await ctx.strategy(card.strategy_id);
-    if (st) out.replaceChildren(...facts({ name: st.name, status: st.status, backtest: st.backtest_status, updated: st.updated_at }));
+    if (st) out.replaceChildren(...facts({ [f.name]: st.name, [f.status]: st.status, [f.backtest]: st.backtest_status, [f.updated]: st.updated_at }));
     button.disabled = false;
   });
   return [
-    h('p', {}, 'Strategy ', h('span', { class: 'mono' }, card.strategy_id), ' ',
+    h('p', {}, `${w.strategy} `, h('span', { class: 'mono' }, card.strategy_id), ' ',
       card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null, ' ', button),
     out,
   ];
@@ -80,7 +109,7 @@ function backtestCharts(card) {
 }
 
 function choicePrompt(card, ctx) {
-  const words = WORDS[ctx.locale] ?? WORDS.en;
+  const words = wordsFor(ctx);
   // The server's own card (source auto) labels each missing field in words; its button
   // asks to settle that field. A model's card sends the option's label as it is.
   const auto = card.source === 'auto';
@@ -99,41 +128,44 @@ function choicePrompt(card, ctx) {
 }
 
 function stressReport(card, ctx) {
-  const words = WORDS[ctx.locale] ?? WORDS.en;
+  const words = wordsFor(ctx);
+  const f = words.facts;
   return [
     h('dl', { class: 'facts' }, facts({
-      report: card.stress_report_id,
-      'scenario set': card.scenario_set_id,
-      'worst scenario': card.worst_scenario,
-      'worst drawdown': card.worst_drawdown == null ? null : percent(card.worst_drawdown),
+      [f.report]: card.stress_report_id,
+      [f.scenarioSet]: card.scenario_set_id,
+      [f.worstScenario]: card.worst_scenario,
+      [f.worstDrawdown]: card.worst_drawdown == null ? null : percent(card.worst_drawdown),
     })),
-    card.verdict ? h('p', {}, 'Verdict ', h('span', { class: `chip verdict-${card.verdict}` }, card.verdict)) : null,
+    card.verdict ? h('p', {}, `${words.verdict} `, h('span', { class: `chip verdict-${card.verdict}` }, card.verdict)) : null,
     card.rows?.length ? table(null, card.columns ?? words.columns, card.rows) : null,
   ];
 }
 
-function deploymentSummary(card) {
+function deploymentSummary(card, ctx) {
+  const w = wordsFor(ctx);
+  const f = w.facts;
   const limits = Object.entries(card.limits ?? {}).map(([k, v]) => `${k} ${percent(v)}`).join(', ');
   const status = card.deployment_status;
   return [
-    status ? h('p', {}, 'Deployment ', h('span', { class: `chip deploy-${status}` }, status)) : null,
+    status ? h('p', {}, `${w.deployment} `, h('span', { class: `chip deploy-${status}` }, status)) : null,
     h('dl', { class: 'facts' }, facts({
-      target: card.target,
-      deployment: card.deployment_id,
-      'risk guard': card.risk_guard_status,
-      limits: limits || null,
-      trades: card.trades,
-      'P&L': card.pnl == null ? null : signedPercent(card.pnl),
-      breaches: card.breaches,
-      blocker: card.blocker_code,
-      breach: card.breach ? `${card.breach.limit} ${percent(card.breach.value)} > ${percent(card.breach.limit_value)}` : null,
+      [f.target]: card.target,
+      [f.deployment]: card.deployment_id,
+      [f.riskGuard]: card.risk_guard_status,
+      [f.limits]: limits || null,
+      [f.trades]: card.trades,
+      [f.pnl]: card.pnl == null ? null : signedPercent(card.pnl),
+      [f.breaches]: card.breaches,
+      [f.blocker]: card.blocker_code,
+      [f.breach]: card.breach ? `${card.breach.limit} ${percent(card.breach.value)} > ${percent(card.breach.limit_value)}` : null,
     })),
   ];
 }
 
-function rolloutStatus(card) {
+function rolloutStatus(card, ctx) {
   return [
-    h('p', {}, 'Rollout of ', h('span', { class: 'mono' }, card.deployment_id), ' ',
+    h('p', {}, `${wordsFor(ctx).rolloutOf} `, h('span', { class: 'mono' }, card.deployment_id), ' ',
       h('span', { class: `chip rollout-${card.rollout_status}` }, card.rollout_status)),
     card.steps?.length
       ? h('ol', { class: 'steps' }, card.steps.map((st) => h('li', { class: `step-${st.status}` }, st.name, ' ', h('span', { class: 'chip' }, st.status))))

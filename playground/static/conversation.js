@@ -5,6 +5,7 @@
 import { $ } from './dom.js';
 import { StreamLostError } from './client/index.js';
 import { streams } from './auth.js';
+import { language, words } from './i18n.js';
 import { TurnView } from './turn.js';
 import { renderPhaseBar, renderTransitions } from './phasebar.js';
 
@@ -32,6 +33,7 @@ export class Conversation {
     const [session, messages, transitions] = await Promise.all([
       this.api.session(sessionId), this.api.messages(sessionId), this.api.transitions(sessionId)]);
     this.session = session;
+    language.set(session.locale);
     this.#showSession(transitions);
     const byId = new Map(messages.map((m) => [m.id, m]));
     this.turns.replaceChildren();
@@ -73,7 +75,7 @@ export class Conversation {
     try {
       answer = await this.api.postMessage(this.session.id, text, newID());
     } catch (e) {
-      this.notify(`Not sent: ${e.message}`, true);
+      this.notify(words().notSent(e.message), true);
       this.#setBusy(false);
       return false;
     }
@@ -90,9 +92,9 @@ export class Conversation {
   async cancel(view) {
     try {
       await this.api.cancel(view.messageId);
-      if (!view.done) view.setStatus('cancelling…'); // the stream's error event may be here first
+      if (!view.done) view.setStatus(words().state.cancelling); // the stream's error event may be here first
     } catch (e) {
-      this.notify(`Cancel failed: ${e.message}`, true);
+      this.notify(words().cancelFailed(e.message), true);
     }
   }
 
@@ -101,10 +103,10 @@ export class Conversation {
     try {
       const st = await this.api.confirmStrategy(strategyId);
       await this.refresh();
-      this.notify(`Strategy ${st.name || strategyId} confirmed; the session is in ${this.session.phase}.`);
+      this.notify(words().confirmed(st.name || strategyId, words().phase[this.session.phase] ?? this.session.phase));
       return true;
     } catch (e) {
-      this.notify(`Confirm failed: ${e.message}`, true);
+      this.notify(words().confirmFailed(e.message), true);
       return false;
     }
   }
@@ -164,7 +166,7 @@ export class Conversation {
   // #poll waits for a turn whose stream is out of reach (an expired stream token) to end,
   // then shows it as stored.
   async #poll(view) {
-    view.setStatus('stream unavailable · waiting for the reply to finish…');
+    view.setStatus(words().unavailable);
     const until = Date.now() + POLL_LIMIT_MS;
     while (Date.now() < until && this.#latest === view) {
       const m = await this.api.message(view.messageId).catch(() => null);
@@ -183,13 +185,13 @@ export class Conversation {
 
   #showSession(transitions) {
     const s = this.session;
-    $('session-title').textContent = s.title || 'untitled';
+    $('session-title').textContent = s.title || words().untitled;
     $('session-locale').textContent = s.locale;
     $('session').dataset.phase = s.phase;
     renderPhaseBar($('phasebar'), s.phase, transitions);
     renderTransitions($('transition-list'), $('transition-count'), transitions);
     for (const b of this.turns.querySelectorAll('.card-strategy_card button.confirm')) {
-      if (b.textContent !== 'Confirmed') b.disabled = s.phase !== 'strategy';
+      if (b.dataset.confirmed !== 'true') b.disabled = s.phase !== 'strategy';
     }
     $('composer').hidden = s.phase === 'completed';
     $('session-done').hidden = s.phase !== 'completed';
@@ -198,7 +200,7 @@ export class Conversation {
   #setBusy(busy) {
     this.#busy = busy;
     $('send').disabled = busy;
-    $('message').placeholder = busy ? 'The reply is being generated…' : 'Message…';
+    $('message').placeholder = busy ? words().generating : words().message;
   }
 
   // #context is what a turn's cards may do (cards.js).

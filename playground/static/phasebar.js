@@ -2,6 +2,7 @@
 // and its list of transitions (GET /sessions/{id}/transitions).
 
 import { h } from './dom.js';
+import { words } from './i18n.js';
 
 export const PHASES = ['strategy', 'stress_test', 'deployment', 'completed'];
 
@@ -10,7 +11,7 @@ export function renderPhaseBar(ol, phase, transitions) {
   const visited = new Set([PHASES[0], ...transitions.flatMap((t) => [t.from, t.to])]);
   ol.replaceChildren(...PHASES.map((p) => {
     const cls = [p === phase ? 'current' : '', visited.has(p) ? 'visited' : ''].filter(Boolean).join(' ');
-    return h('li', { class: cls || null, dataset: { phase: p }, 'aria-current': p === phase ? 'step' : null }, p);
+    return h('li', { class: cls || null, dataset: { phase: p }, 'aria-current': p === phase ? 'step' : null }, words().phase[p] ?? p);
   }));
 }
 
@@ -21,5 +22,5 @@ export function renderTransitions(ol, countEl, transitions) {
     h('span', { class: 'mono' }, `${t.from} → ${t.to}`), ' ',
     h('span', {}, t.reason), ' ',
     h('time', { class: 'muted', datetime: t.created_at }, new Date(t.created_at).toLocaleTimeString()),
-    t.message_id ? null : h('span', { class: 'chip' }, 'manual'))));
+    t.message_id ? null : h('span', { class: 'chip' }, words().manual))));
 }

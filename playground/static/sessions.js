@@ -1,15 +1,16 @@
 // sessions.js: the signed-in user's sessions (GET /sessions), newest first.
 
 import { h } from './dom.js';
+import { words } from './i18n.js';
 
 export function renderSessions(ul, sessions, currentId, open) {
   if (!sessions.length) {
-    ul.replaceChildren(h('li', { class: 'muted' }, 'No sessions yet.'));
+    ul.replaceChildren(h('li', { class: 'muted' }, words().noSessions));
     return;
   }
   ul.replaceChildren(...sessions.map((s) => {
     const button = h('button', { type: 'button', class: s.id === currentId ? 'session current' : 'session', dataset: { sessionId: s.id } },
-      h('span', { class: 'title' }, s.title || 'untitled'),
+      h('span', { class: 'title' }, s.title || words().untitled),
       h('span', { class: 'sub' }, h('span', { class: 'chip' }, s.locale), ' ', h('span', { class: `chip phase-${s.phase}` }, s.phase)));
     button.addEventListener('click', () => open(s.id));
     return h('li', {}, button);

@@ -4,6 +4,7 @@
 // badge, the GenUI cards, the tool-call timeline and the state patch.
 
 import { h, pretty } from './dom.js';
+import { words } from './i18n.js';
 import { ReplyAssembler } from './client/reply.js';
 import { parseReply } from './client/thinkingml.js';
 import { markdown } from './markdown.js';
@@ -20,11 +21,13 @@ export class TurnView {
   constructor(messageId, userText, ctx) {
     this.messageId = messageId;
     this.ctx = ctx;
+    const w = words(ctx.locale);
+    this.w = w;
     const p = {
-      status: h('span', { class: 'status-line' }, 'sending…'),
+      status: h('span', { class: 'status-line' }, w.state.sending),
       steps: h('ol', { class: 'steps-line' }),
-      reconnects: h('span', { class: 'reconnects', title: 'EventSource reconnects (Last-Event-ID resumes the stream)' }, 'reconnects: 0'),
-      cancel: h('button', { type: 'button', class: 'cancel' }, 'Cancel'),
+      reconnects: h('span', { class: 'reconnects', title: 'Last-Event-ID resumes the stream' }, w.reconnects(0)),
+      cancel: h('button', { type: 'button', class: 'cancel' }, w.cancel),
       thinking: h('div', { class: 'thinking' }),
       final: h('div', { class: 'final markdown' }),
       fallback: h('div', { class: 'fallback markdown', hidden: true }),
@@ -38,7 +41,7 @@ export class TurnView {
       patch: h('div', { class: 'patch' }),
       meta: h('footer', { class: 'turn-meta' }),
     };
-    p.tools = h('details', { class: 'tools', hidden: true }, h('summary', {}, 'Tool calls'), p.timeline, p.calls);
+    p.tools = h('details', { class: 'tools', hidden: true }, h('summary', {}, w.toolCalls), p.timeline, p.calls);
     p.cancel.addEventListener('click', () => ctx.onCancel?.(this));
     this.#parts = p;
     this.el = h('div', { class: 'exchange' },
@@ -56,7 +59,7 @@ export class TurnView {
     view.#reply.add({ seq: 1, delta: message.content ?? '' });
     view.#render();
     if (message.status === 'completed') view.#finish('completed', message.metadata ?? {}, null);
-    else if (message.status === 'pending' || message.status === 'streaming') view.setStatus('generating… (open since before this page loaded)');
+    else if (message.status === 'pending' || message.status === 'streaming') view.setStatus(view.w.stillOpen);
     else view.#finish(message.status, { ...(message.metadata ?? {}), tool_calls: message.tool_calls ?? [] }, message.error);
     return view;
   }
@@ -65,33 +68,34 @@ export class TurnView {
 
   status(d) {
     const p = this.#parts;
+    const said = this.w.state[d.state] ?? d.state;
     switch (d.state) {
       case 'queued':
-        this.setStatus(`queued · phase ${d.phase ?? '?'}`);
+        this.setStatus(`${said} · ${this.w.phase[d.phase] ?? d.phase ?? '?'}`);
         break;
       case 'working':
-        this.setStatus('working');
+        this.setStatus(said);
         break;
       case 'routed':
-        this.setStatus(`routed · ${d.provider ?? '?'} / ${d.resolved_model ?? '?'} · endpoint ${d.endpoint_id ?? '-'}`);
+        this.setStatus(`${said} · ${d.provider ?? '?'} / ${d.resolved_model ?? '?'} · endpoint ${d.endpoint_id ?? '-'}`);
         break;
       case 'tool_call': {
         const name = `${d.tool.server_label}/${d.tool.name}`;
-        this.setStatus(`tool call · ${name} ${d.tool.state}`);
+        this.setStatus(`${said} · ${name} ${d.tool.state}`);
         p.tools.hidden = false;
         p.timeline.append(h('li', { class: `tool-${d.tool.state}` }, h('span', { class: 'at' }, this.#since()), ` ${name} `, h('span', { class: 'chip' }, d.tool.state)));
         break;
       }
       case 'retrying':
         this.#reply.retry(d);
-        this.setStatus(`retrying · attempt ${d.attempt}: ${d.reason ?? ''}`);
+        this.setStatus(`${said} · ${this.w.attempt(d.attempt)}: ${d.reason ?? ''}`);
         this.#schedule();
         break;
       case 'phase_changed':
-        this.setStatus(`phase changed · ${d.from} → ${d.to}`);
+        this.setStatus(`${said} · ${this.w.phase[d.from] ?? d.from} → ${this.w.phase[d.to] ?? d.to}`);
         break;
       default:
-        this.setStatus(d.state);
+        this.setStatus(said);
     }
     p.steps.append(h('li', { class: `step-${d.state}` }, d.state === 'tool_call' ? `${d.tool.name} ${d.tool.state}` : d.state));
   }
@@ -102,10 +106,10 @@ export class TurnView {
 
   connection(state, reconnects) {
     const p = this.#parts;
-    p.reconnects.textContent = `reconnects: ${reconnects}`;
+    p.reconnects.textContent = this.w.reconnects(reconnects);
     this.article.dataset.reconnects = String(reconnects);
     p.reconnects.classList.toggle('warn', state === 'reconnecting');
-    if (state === 'reconnecting') p.reconnects.textContent += ' · connection lost, reconnecting…';
+    if (state === 'reconnecting') p.reconnects.textContent += ` · ${this.w.reconnecting}`;
   }
 
   completed(d) {
@@ -129,19 +133,20 @@ export class TurnView {
     const p = this.#parts;
     this.article.dataset.state = state;
     p.cancel.hidden = true;
-    if (error) this.setStatus(`${state} · ${error.code}: ${error.message}`);
-    else this.setStatus(state);
-    p.badge.replaceChildren(...badges(meta, this.#reply, completed));
+    const said = this.w.state[state] ?? state;
+    if (error) this.setStatus(`${said} · ${error.code}: ${error.message}`);
+    else this.setStatus(said);
+    p.badge.replaceChildren(...badges(meta, this.#reply, completed, this.w));
     if (completed) this.article.dataset.replyOk = String(completed.reply_len === this.#reply.length);
     p.cards.replaceChildren(...(meta.genui ?? []).map((c) => renderCard(c, this.ctx.forCards(meta.genui ?? [], this))));
     const calls = meta.tool_calls ?? [];
     if (calls.length) {
       p.tools.hidden = false;
-      p.tools.querySelector('summary').textContent = `Tool calls (${calls.length})`;
-      p.calls.replaceChildren(...calls.map(toolCall));
+      p.tools.querySelector('summary').textContent = `${this.w.toolCalls} (${calls.length})`;
+      p.calls.replaceChildren(...calls.map((c) => toolCall(c, this.w)));
     }
-    p.patch.replaceChildren(...patchParts(meta));
-    p.meta.replaceChildren(...metaParts(meta, completed));
+    p.patch.replaceChildren(...patchParts(meta, this.w));
+    p.meta.replaceChildren(...metaParts(meta, completed, this.w));
     const fallback = meta.fallback_reply ? parseReply(meta.fallback_reply).final : null;
     p.fallback.hidden = fallback == null;
     if (fallback != null) p.fallback.replaceChildren(markdown(fallback));
@@ -163,12 +168,12 @@ export class TurnView {
     const p = this.#parts;
     const pinned = !this.done && atBottom();
     const r = parseReply(this.#reply.text());
-    renderThinking(p.thinking, r);
+    renderThinking(p.thinking, r, this.w);
     if (r.final != null) p.final.replaceChildren(markdown(r.final));
     p.raw.hidden = r.raw == null;
     p.raw.textContent = r.raw ?? '';
     p.serp.hidden = !r.serpQueries?.length;
-    p.serp.replaceChildren(h('span', { class: 'label' }, 'serp queries'), ...(r.serpQueries ?? []).map((q) => h('span', { class: 'chip query' }, q)));
+    p.serp.replaceChildren(h('span', { class: 'label' }, this.w.serpQueries), ...(r.serpQueries ?? []).map((q) => h('span', { class: 'chip query' }, q)));
     if (pinned) this.el.scrollIntoView({ block: 'end' });
   }
 
@@ -186,10 +191,10 @@ function atBottom() {
 
 // renderThinking updates the folded phases in place, so a phase the user opened stays open
 // while more text arrives.
-function renderThinking(el, r) {
+function renderThinking(el, r, w) {
   const items = [];
-  if (r.think) items.push({ id: 'think', title: 'scratch draft (<think>)', text: r.think });
-  if (r.serp) items.push({ id: 'serp', title: 'search notes (<serp>)', text: r.serp });
+  if (r.think) items.push({ id: 'think', title: w.scratch, text: r.think });
+  if (r.serp) items.push({ id: 'serp', title: w.searchNotes, text: r.serp });
   for (const ph of r.phases) items.push({ id: ph.id, title: `${ph.id}. ${ph.title || '…'}`, text: ph.text });
   items.forEach((it, i) => {
     let d = el.children[i];
@@ -203,63 +208,64 @@ function renderThinking(el, r) {
   while (el.children.length > items.length) el.lastElementChild.remove();
 }
 
-function badges(meta, reply, completed) {
+function badges(meta, reply, completed, w) {
   const out = [];
   const v = meta.validation;
   if (v === undefined) return out;
-  if (v === null) out.push(h('span', { class: 'badge' }, 'not validated'));
-  else if (v.valid) out.push(h('span', { class: 'badge ok' }, '✓ valid ThinkingML'));
-  else out.push(h('span', { class: 'badge bad' }, '✗ invalid: ', [...new Set((v.errors ?? []).map((e) => e.code))].join(', ')));
+  if (v === null) out.push(h('span', { class: 'badge' }, w.notValidated));
+  else if (v.valid) out.push(h('span', { class: 'badge ok' }, w.valid));
+  else out.push(h('span', { class: 'badge bad' }, w.invalid, [...new Set((v.errors ?? []).map((e) => e.code))].join(', ')));
   for (const w of v?.warnings ?? []) out.push(h('span', { class: 'badge warn' }, w.code));
   if (completed) {
     const ok = completed.reply_len === reply.length;
     out.push(h('span', { class: `badge ${ok ? 'ok' : 'bad'}`, title: 'completed.reply_len against the assembled text' },
       ok ? `reply_len ${completed.reply_len} ✓` : `reply_len ${completed.reply_len} ≠ ${reply.length} assembled`));
   }
-  if ((meta.attempts ?? 1) > 1) out.push(h('span', { class: 'badge warn' }, `attempts ${meta.attempts}`));
-  if (meta.fallback) out.push(h('span', { class: 'badge warn' }, 'fallback reply'));
+  if ((meta.attempts ?? 1) > 1) out.push(h('span', { class: 'badge warn' }, w.attempts(meta.attempts)));
+  if (meta.fallback) out.push(h('span', { class: 'badge warn' }, w.fallbackReply));
   return out;
 }
 
-function toolCall(c) {
+function toolCall(c, w) {
   return h('details', { class: `call call-${c.status}` },
     h('summary', {}, `${c.server_label}/${c.name} `, h('span', { class: 'chip' }, c.status), ` ${c.duration_ms} ms`),
-    h('div', { class: 'label' }, 'arguments'), h('pre', {}, pretty(c.arguments)),
-    c.output ? [h('div', { class: 'label' }, 'output'), h('pre', {}, prettyText(c.output))] : null,
-    c.error ? [h('div', { class: 'label' }, 'error'), h('pre', { class: 'error' }, c.error)] : null);
+    h('div', { class: 'label' }, w.arguments), h('pre', {}, pretty(c.arguments)),
+    c.output ? [h('div', { class: 'label' }, w.output), h('pre', {}, prettyText(c.output))] : null,
+    c.error ? [h('div', { class: 'label' }, w.error), h('pre', { class: 'error' }, c.error)] : null);
 }
 
-function patchParts(meta) {
+function patchParts(meta, w) {
   const out = [];
   if (meta.phase_change) {
-    out.push(h('p', { class: 'phase-change' }, `Phase ${meta.phase_change.from} → ${meta.phase_change.to}: ${meta.phase_change.reason}`));
+    const { from, to, reason } = meta.phase_change;
+    out.push(h('p', { class: 'phase-change' }, w.phaseMove(w.phase[from] ?? from, w.phase[to] ?? to, reason)));
   }
   if (meta.state_patch != null) {
-    out.push(h('details', { class: 'state-patch' }, h('summary', {}, 'State patch applied'), h('pre', {}, pretty(meta.state_patch))));
+    out.push(h('details', { class: 'state-patch' }, h('summary', {}, w.patchApplied), h('pre', {}, pretty(meta.state_patch))));
   }
   if (meta.rejected_patch) {
-    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, 'State patch refused'),
+    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, w.patchRefused),
       h('ul', {}, (meta.rejected_patch.reasons ?? []).map((r) => h('li', {}, r))), h('pre', {}, pretty(meta.rejected_patch.patch))));
   }
   if (meta.dropped_genui?.length) {
-    out.push(h('details', { class: 'rejected' }, h('summary', {}, `Dropped (${meta.dropped_genui.length})`),
+    out.push(h('details', { class: 'rejected' }, h('summary', {}, w.dropped(meta.dropped_genui.length)),
       h('ul', {}, meta.dropped_genui.map((r) => h('li', {}, r)))));
   }
   if (meta.problems?.length) {
-    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, 'Problems with the reply'),
+    out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, w.problems),
       h('ul', {}, meta.problems.map((r) => h('li', {}, r)))));
   }
   if (meta.missing_fields?.length) {
-    out.push(h('p', { class: 'missing' }, 'Missing: ', meta.missing_fields.map((f) => h('span', { class: 'chip' }, f))));
+    out.push(h('p', { class: 'missing' }, w.missing, meta.missing_fields.map((f) => h('span', { class: 'chip' }, f))));
   }
   return out;
 }
 
-function metaParts(meta, completed) {
+function metaParts(meta, completed, w) {
   const bits = [];
-  if (meta.phase) bits.push(`phase ${meta.phase}${meta.stage ? ` / ${meta.stage}` : ''}`);
+  if (meta.phase) bits.push(`${w.phase[meta.phase] ?? meta.phase}${meta.stage ? ` / ${meta.stage}` : ''}`);
   if (completed) bits.push(`${completed.provider ?? '?'} · ${completed.resolved_model ?? '?'}`);
-  if (meta.usage) bits.push(`tokens ${meta.usage.input_tokens} in / ${meta.usage.output_tokens} out`);
+  if (meta.usage) bits.push(w.tokens(meta.usage.input_tokens, meta.usage.output_tokens));
   return bits.map((b) => h('span', {}, b));
 }
 

@@ -68,6 +68,32 @@ test('a stream cut at any point reconnects and loses and repeats nothing', async
   }
 });
 
+test('a stream cut at every frame boundary, and inside every frame, loses and repeats nothing', async () => {
+  const turn = await (await client.send(undefined, 'Draft a BTC momentum strategy')).result();
+  const stored = (await client.messages.get(turn.messageId)).content;
+  // The bytes of one whole replay, to find where each frame ends in them.
+  const chunks = [];
+  const recorder = await cuttingProxy(server.baseUrl, () => Infinity, (n, chunk) => n === 0 && chunks.push(chunk));
+  const whole = await createClient({ baseUrl: recorder.url, token: () => server.token('alice') }).messages.follow(turn.messageId).result();
+  recorder.close();
+  assert.equal(whole.reply, stored);
+  const raw = Buffer.concat(chunks).toString('latin1');
+  const ends = [...raw.matchAll(/\n\n/g)].map((m) => m.index + 2);
+  assert.ok(ends.length > 20, `${ends.length} frames`);
+  for (const end of ends.flatMap((e) => [e, e - 3])) {
+    const proxy = await cuttingProxy(server.baseUrl, (n) => (n === 0 ? end : Infinity));
+    try {
+      const again = createClient({ baseUrl: proxy.url, token: () => server.token('alice') }).messages.follow(turn.messageId);
+      const ids = (await events(again)).map((e) => e.id);
+      assert.deepEqual(ids, ids.map((_, i) => i + 1), `cut at byte ${end}`);
+      assert.equal(again.reply, stored, `cut at byte ${end}`);
+      assert.equal(again.replyChecked, true);
+    } finally {
+      proxy.close();
+    }
+  }
+});
+
 test('cancel ends the turn with code cancelled, its text kept', async () => {
   const turn = await client.send(undefined, 'Draft a BTC momentum strategy [[pace_ms:200]]');
   for await (const ev of turn) {

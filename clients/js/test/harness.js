@@ -91,8 +91,9 @@ function sign(sub) {
 // cuttingProxy forwards loopback connections to target and cuts an event stream's
 // connection after the server has sent cut(n) bytes of it (n counts the event-stream
 // requests from 0; Infinity: never), in the middle of whatever frame those bytes end in.
-// Other requests pass whole, also on a connection a stream later uses.
-export async function cuttingProxy(target, cut) {
+// Other requests pass whole, also on a connection a stream later uses. record(n, chunk)
+// hears each chunk the server sent on event stream n, before any cut.
+export async function cuttingProxy(target, cut, record = () => {}) {
   const { hostname, port } = new URL(target);
   let n = 0;
   const sockets = new Set();
@@ -101,14 +102,17 @@ export async function cuttingProxy(target, cut) {
     sockets.add(client).add(upstream);
     let limit = Infinity;
     let sent = 0;
+    let stream = -1;
     client.on('data', (chunk) => {
       if (/^GET [^ ]*\/events/.test(chunk.toString('latin1', 0, 200))) {
+        stream = n;
         limit = cut(n++);
         sent = 0;
       }
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
+      if (stream >= 0) record(stream, chunk);
       if (sent + chunk.length >= limit) {
         client.end(chunk.subarray(0, Math.max(0, limit - sent)));
         upstream.destroy();
