@@ -1,6 +1,6 @@
 // i18n.js: the page's own words in English and Chinese. The page speaks the open session's
-// language (its locale, en or zh); with no session open it keeps the last one, English at
-// first. Codes the server sends (error codes, states as data, field names) stay as they are,
+// language (its locale, en or zh); with no session open (and in the Skills view) it keeps
+// the last one, English at first. Codes the server sends (error codes, states as data, field names) stay as they are,
 // next to the words, so a reader and a script both find them.
 
 const WORDS = {
@@ -66,6 +66,17 @@ const WORDS = {
     couldNotListSkills: (m) => `Could not list the skills: ${m}`,
     tokenRefused: 'That token was refused (401).',
     signInFailed: (m) => `Sign-in failed: ${m}`,
+    runSkill: 'Run a JSON skill',
+    skillHint: 'One JSON object runs once; a JSON array of objects runs as a job.',
+    run: 'Run',
+    example: 'Example input',
+    cancelJob: 'Cancel the job',
+    outputTitle: 'Output',
+    metaTitle: 'Meta',
+    runFailed: (m) => `The run failed: ${m}`,
+    notJSON: (m) => `The input is not JSON: ${m}`,
+    jobCount: (p) => `${p.done} of ${p.total} done · ${p.succeeded} succeeded · ${p.failed} failed`,
+    notRun: (i) => `input ${i}: not run`,
   },
   zh: {
     'Phaseflow playground': '演示台',
@@ -129,6 +140,17 @@ const WORDS = {
     couldNotListSkills: (m) => `无法列出技能：${m}`,
     tokenRefused: '该令牌被拒绝（401）。',
     signInFailed: (m) => `登录失败：${m}`,
+    runSkill: '运行一个 JSON 技能',
+    skillHint: '一个 JSON 对象运行一次；由对象组成的 JSON 数组作为任务运行。',
+    run: '运行',
+    example: '示例输入',
+    cancelJob: '取消任务',
+    outputTitle: '输出',
+    metaTitle: '元数据',
+    runFailed: (m) => `运行失败：${m}`,
+    notJSON: (m) => `输入不是 JSON：${m}`,
+    jobCount: (p) => `已完成 ${p.done} / ${p.total} · 成功 ${p.succeeded} · 失败 ${p.failed}`,
+    notRun: (i) => `输入 ${i}：未运行`,
   },
 };
 

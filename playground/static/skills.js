@@ -1,8 +1,10 @@
 // skills.js: the Skills view. It lists the server's JSON skills, runs one on a pasted
 // input (a JSON object) and shows the run's status, output and meta; an array of inputs
-// runs as a job, followed with EventSource (and the job's stream token) as a progress bar.
+// runs as a job, followed through the JavaScript client (EventSource and the job's stream
+// token) as a progress bar.
 
 import { $, h, pretty } from './dom.js';
+import { words } from './i18n.js';
 
 // examples are inputs to start from, one per skill the server ships.
 const examples = {
@@ -23,7 +25,7 @@ export class Skills {
     this.api = api;
     this.notify = notify;
     this.skills = [];
-    this.source = null; // the job's EventSource while one is followed
+    this.following = null; // the AbortController of the job followed
     this.jobId = null;
   }
 
@@ -33,7 +35,7 @@ export class Skills {
     $('skill-example').addEventListener('click', () => this.describe(true));
     $('skill-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      this.run().catch((err) => this.notify(`The run failed: ${err.message}`, true));
+      this.run().catch((err) => this.notify(words().runFailed(err.message), true));
     });
     $('job-cancel').addEventListener('click', () => {
       if (this.jobId) this.api.cancelSkillJob(this.jobId).catch((err) => this.notify(err.message, true));
@@ -60,7 +62,7 @@ export class Skills {
     try {
       input = JSON.parse($('skill-input').value);
     } catch (e) {
-      this.notify(`The input is not JSON: ${e.message}`, true);
+      this.notify(words().notJSON(e.message), true);
       return;
     }
     const name = $('skill-name').value;
@@ -97,16 +99,23 @@ export class Skills {
     $('job-cancel').hidden = false;
     $('job-runs').replaceChildren();
     this.progress({ done: 0, total: job.total, succeeded: 0, failed: 0 }, job.status);
-    const source = new EventSource(`${job.events_url}?stream_token=${encodeURIComponent(job.stream_token)}`);
-    this.source = source;
-    source.addEventListener('progress', (e) => this.progress(JSON.parse(e.data), 'running'));
-    for (const end of ['completed', 'cancelled']) {
-      source.addEventListener(end, (e) => {
-        this.progress(JSON.parse(e.data), end);
-        this.stopJob();
-        this.listRuns(job.job_id).catch((err) => this.notify(err.message, true));
-      });
+    this.followJob(job).catch((err) => this.notify(err.message, true));
+  }
+
+  // followJob shows the job's progress as the client follows it (by its stream token), then
+  // each input's run.
+  async followJob(job) {
+    const stop = new AbortController();
+    this.following = stop;
+    const watch = this.api.client.skills.followJob(job.job_id, { streamToken: job.stream_token, signal: stop.signal });
+    try {
+      for await (const ev of watch) this.progress(ev.data, ev.event === 'progress' ? 'running' : ev.event);
+    } catch (err) {
+      if (stop.signal.aborted) return;
+      throw err;
     }
+    this.stopJob();
+    await this.listRuns(job.job_id);
   }
 
   progress(p, status) {
@@ -115,14 +124,14 @@ export class Skills {
     el.className = `chip ${status}`;
     $('job-progress').max = p.total;
     $('job-progress').value = p.done;
-    $('job-count').textContent = `${p.done} of ${p.total} done · ${p.succeeded} succeeded · ${p.failed} failed`;
+    $('job-count').textContent = words().jobCount(p);
   }
 
   // listRuns shows each input's run once the job has ended.
   async listRuns(id) {
     const job = await this.api.skillJob(id);
     const items = await Promise.all(job.runs.map(async (runId, i) => {
-      if (!runId) return h('li', { class: 'muted' }, `input ${i}: not run`);
+      if (!runId) return h('li', { class: 'muted' }, words().notRun(i));
       const run = await this.api.skillRun(runId);
       return h('li', {}, `input ${i}: ${run.status}${run.error ? ` (${run.error.code})` : ''}`);
     }));
@@ -130,8 +139,8 @@ export class Skills {
   }
 
   stopJob() {
-    this.source?.close();
-    this.source = null;
+    this.following?.abort();
+    this.following = null;
     $('job-cancel').hidden = true;
   }
 }
