@@ -2,8 +2,7 @@
 // request throws a PhaseflowError carrying the code (and Retry-After where the server
 // sends one); a turn that fails ends with its error event's code on turn.error. Each case
 // uses its own user, so one case's per-user limits never touch another's. Not here:
-// interrupted (a replica killed mid-turn, tests/failover_test.go) and internal_error (a
-// fault of the server's own), which no request can provoke.
+// internal_error, a fault of the server's own that no request can provoke.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -129,4 +128,21 @@ test('a cancelled turn ends with cancelled, its text so far kept', async () => {
   }
   assert.equal(turn.error.code, 'cancelled');
   assert.equal((await c.messages.get(turn.messageId)).content, turn.reply);
+});
+
+test('a turn its replica stops mid-reply ends with interrupted, its text so far kept', async () => {
+  const srv = await startServer({ PHASEFLOW_SHUTDOWN_GRACE: '300ms' });
+  try {
+    const turn = await as(srv, 'stopped').send(undefined, 'very slow [[pace_ms:200]]');
+    let deltas = 0;
+    let stopped = null;
+    for await (const ev of turn) {
+      if (ev.event === 'content_delta' && ++deltas === 3) stopped = srv.stop();
+    }
+    await stopped;
+    assert.equal(turn.error?.code, 'interrupted', JSON.stringify(turn.error));
+    assert.ok(turn.reply.length > 0);
+  } finally {
+    srv.close();
+  }
 });

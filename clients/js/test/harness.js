@@ -72,6 +72,12 @@ export async function startServer(extraEnv = {}) {
   return {
     baseUrl: server.values[0],
     token: (sub = 'alice') => sign(sub),
+    // stop sends the server SIGTERM (its graceful shutdown) and answers once it has exited.
+    stop() {
+      const exited = new Promise((resolve) => server.proc.once('exit', resolve));
+      server.proc.kill('SIGTERM');
+      return exited;
+    },
     close() {
       server.proc.kill('SIGTERM');
       mock.proc.kill('SIGTERM');
