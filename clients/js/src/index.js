@@ -238,6 +238,19 @@ export class Turn {
     return this.#reply.attempt;
   }
 
+  // validation, genui and statePatch are completed.metadata's (null, [] and null before).
+  get validation() {
+    return this.metadata?.validation ?? null;
+  }
+
+  get genui() {
+    return this.metadata?.genui ?? [];
+  }
+
+  get statePatch() {
+    return this.metadata?.state_patch ?? null;
+  }
+
   async *[Symbol.asyncIterator]() {
     if (this.#iterated) throw new Error('a Turn is iterated once');
     this.#iterated = true;

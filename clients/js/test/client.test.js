@@ -37,7 +37,9 @@ test('a turn assembled equals the stored text, read as ThinkingML', async () => 
   assert.ok(turn.parsed.phases.length > 0 && turn.parsed.phases[0].title !== '');
   assert.ok(turn.parsed.final.length > 0);
   assert.ok(Array.isArray(turn.parsed.serpQueries));
-  assert.equal(turn.metadata.validation.valid, true);
+  assert.equal(turn.validation.valid, true);
+  assert.ok(turn.genui.some((c) => c.type === 'strategy_card'), JSON.stringify(turn.genui));
+  assert.deepEqual(turn.statePatch, stored.state_patch);
   assert.ok(turn.toolCalls.some((t) => t.name === 'validate_strategy'));
 });
 

@@ -13,7 +13,8 @@ export async function walk(): Promise<string | null> {
     if (ev.event === 'status' && ev.data.state === 'retrying') console.log(turn.parsed.phases.length);
     if (ev.event === 'error') console.log(ev.data.code satisfies string);
   }
-  const cards: GenUICard[] = turn.metadata?.genui ?? [];
+  const cards: GenUICard[] = turn.genui;
+  if (turn.validation && !turn.validation.valid) console.log(turn.statePatch);
   for (const card of cards) console.log(card.type);
   for await (const s of pf.sessions.list({ limit: 20 })) console.log(s.phase);
   const job = pf.skills.followJob('job');

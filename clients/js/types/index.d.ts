@@ -70,6 +70,10 @@ export class Turn implements AsyncIterable<TurnEvent> {
   readonly reply: string;
   readonly parsed: ParsedReply;
   readonly attempt: number;
+  /** completed.metadata's verdict, cards and applied patch (null, [] and null before). */
+  readonly validation: api.CompletedMetadata['validation'] | null;
+  readonly genui: api.GenUICard[];
+  readonly statePatch: api.CompletedMetadata['state_patch'] | null;
   /** Counts the changes; with subscribe, what useSyncExternalStore asks for. */
   readonly version: number;
   [Symbol.asyncIterator](): AsyncIterator<TurnEvent>;
