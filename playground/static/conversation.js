@@ -133,6 +133,7 @@ export class Conversation {
       signal: stop.signal,
       onConnection: (state, n) => view.connection(state, n),
     });
+    view.follows(turn);
     const end = () => {
       this.#stream = null;
       streams.forget(view.messageId);
@@ -142,7 +143,7 @@ export class Conversation {
     (async () => {
       for await (const { event, data } of turn) {
         if (event === 'status') view.status(data);
-        else if (event === 'content_delta') view.delta(data);
+        else if (event === 'content_delta') view.delta();
         else if (event === 'completed') view.completed(data);
         else if (event === 'error') view.failed(data);
       }

@@ -5,13 +5,13 @@
 
 import { h, pretty } from './dom.js';
 import { words } from './i18n.js';
-import { ReplyAssembler } from './client/reply.js';
 import { parseReply } from './client/thinkingml.js';
 import { markdown } from './markdown.js';
 import { renderCard } from './cards.js';
 
 export class TurnView {
-  #reply = new ReplyAssembler();
+  #text = () => ''; // the reply so far: the followed Turn's, or the stored message's
+  #turn = null; // the client's Turn this view follows, if live
   #started = performance.now();
   #frame = 0;
   #parts;
@@ -56,7 +56,7 @@ export class TurnView {
   static rebuilt(message, userText, ctx) {
     const view = new TurnView(message.id, userText, ctx);
     view.#parts.reconnects.hidden = true;
-    view.#reply.add({ seq: 1, delta: message.content ?? '' });
+    view.#text = () => message.content ?? '';
     view.#render();
     if (message.status === 'completed') view.#finish('completed', message.metadata ?? {}, null);
     else if (message.status === 'pending' || message.status === 'streaming') view.setStatus(view.w.stillOpen);
@@ -87,7 +87,6 @@ export class TurnView {
         break;
       }
       case 'retrying':
-        this.#reply.retry(d);
         this.setStatus(`${said} · ${this.w.attempt(d.attempt)}: ${d.reason ?? ''}`);
         this.#schedule();
         break;
@@ -100,8 +99,15 @@ export class TurnView {
     p.steps.append(h('li', { class: `step-${d.state}` }, d.state === 'tool_call' ? `${d.tool.name} ${d.tool.state}` : d.state));
   }
 
-  delta(d) {
-    if (this.#reply.add(d)) this.#schedule();
+  // follows makes the view show turn's reply, which the client assembles by the retry
+  // rule; each event handed on afterwards re-renders it.
+  follows(turn) {
+    this.#turn = turn;
+    this.#text = () => turn.reply;
+  }
+
+  delta() {
+    this.#schedule();
   }
 
   connection(state, reconnects) {
@@ -136,8 +142,11 @@ export class TurnView {
     const said = this.w.state[state] ?? state;
     if (error) this.setStatus(`${said} · ${error.code}: ${error.message}`);
     else this.setStatus(said);
-    p.badge.replaceChildren(...badges(meta, this.#reply, completed, this.w));
-    if (completed) this.article.dataset.replyOk = String(completed.reply_len === this.#reply.length);
+    const length = [...this.#text()].length;
+    // A live turn's check is the client's (it reads a reply that does not match back).
+    const ok = completed && (this.#turn ? this.#turn.replyChecked === true : completed.reply_len === length);
+    p.badge.replaceChildren(...badges(meta, { length, ok }, completed, this.w));
+    if (completed) this.article.dataset.replyOk = String(ok);
     p.cards.replaceChildren(...(meta.genui ?? []).map((c) => renderCard(c, this.ctx.forCards(meta.genui ?? [], this))));
     const calls = meta.tool_calls ?? [];
     if (calls.length) {
@@ -167,7 +176,7 @@ export class TurnView {
   #render() {
     const p = this.#parts;
     const pinned = !this.done && atBottom();
-    const r = parseReply(this.#reply.text());
+    const r = parseReply(this.#text());
     renderThinking(p.thinking, r, this.w);
     if (r.final != null) p.final.replaceChildren(markdown(r.final));
     p.raw.hidden = r.raw == null;
@@ -208,6 +217,8 @@ function renderThinking(el, r, w) {
   while (el.children.length > items.length) el.lastElementChild.remove();
 }
 
+// badges are the verdict's, the reply_len check's (reply: the assembled length, and
+// whether it matched) and the attempts'.
 function badges(meta, reply, completed, w) {
   const out = [];
   const v = meta.validation;
@@ -217,7 +228,7 @@ function badges(meta, reply, completed, w) {
   else out.push(h('span', { class: 'badge bad' }, w.invalid, [...new Set((v.errors ?? []).map((e) => e.code))].join(', ')));
   for (const w of v?.warnings ?? []) out.push(h('span', { class: 'badge warn' }, w.code));
   if (completed) {
-    const ok = completed.reply_len === reply.length;
+    const { ok } = reply;
     out.push(h('span', { class: `badge ${ok ? 'ok' : 'bad'}`, title: 'completed.reply_len against the assembled text' },
       ok ? `reply_len ${completed.reply_len} ✓` : `reply_len ${completed.reply_len} ≠ ${reply.length} assembled`));
   }

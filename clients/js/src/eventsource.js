@@ -4,7 +4,7 @@
 // after. Its events are handed on like followEvents' (sse.js): each once, in order, until
 // the terminal event.
 
-import { StreamLostError, isTerminal, parseData } from './sse.js';
+import { StreamLostError, parseData, turnEnds } from './sse.js';
 
 // Events wait here while the consumer is slower than the stream. Past this many the source
 // is closed (the server keeps the log) and opened again after the last event taken, once
@@ -23,8 +23,7 @@ export async function* followEventSource(
     lastId = 0,
     signal,
     names = ['status', 'content_delta', 'heartbeat'],
-    terminals = ['completed', 'error'],
-    terminal = isTerminal,
+    terminals = turnEnds,
     onConnection = () => {},
     EventSourceImpl = globalThis.EventSource,
   } = {},
@@ -83,7 +82,7 @@ export async function* followEventSource(
       if (waiting.length > 0) {
         const item = waiting.shift();
         yield item;
-        if (terminal(item)) return;
+        if (terminals.includes(item.event)) return;
         continue;
       }
       if (paused) {

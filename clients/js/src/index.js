@@ -129,11 +129,7 @@ export function createClient({
       followJob: (jobId, { lastEventId = 0, signal, streamToken } = {}) =>
         new JobProgress(
           jobId,
-          follower(`/skills/jobs/${id(jobId)}/events`, streamToken, {
-            terminal: isJobEnd,
-            names: ['progress', 'heartbeat'],
-            terminals: ['completed', 'cancelled'],
-          }),
+          follower(`/skills/jobs/${id(jobId)}/events`, streamToken, { names: ['progress', 'heartbeat'], terminals: jobEnds }),
           { lastEventId, signal },
         ),
     },
@@ -314,9 +310,8 @@ export class Turn {
   }
 }
 
-function isJobEnd({ event }) {
-  return event === 'completed' || event === 'cancelled';
-}
+// jobEnds are the events that end a job's stream.
+const jobEnds = ['completed', 'cancelled'];
 
 // JobProgress is a JSON-skill job as a client follows it: iterate it for its events
 // ({event: 'progress' | 'completed' | 'cancelled', data: {job_id, done, total, succeeded,
@@ -335,7 +330,7 @@ export class JobProgress {
     for await (const ev of this.#events) {
       if (ev.event === 'heartbeat') continue;
       this.progress = ev.data;
-      if (isJobEnd(ev)) this.ended = ev.event;
+      if (jobEnds.includes(ev.event)) this.ended = ev.event;
       yield ev;
     }
   }

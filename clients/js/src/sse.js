@@ -68,14 +68,14 @@ export class StreamLostError extends Error {
 }
 
 // followEvents yields the events of a Phaseflow message's stream after lastId, each once,
-// until a terminal event (completed or error), reconnecting as needed. open(lastId) makes
+// until a terminal event (one named in terminals), reconnecting as needed. open(lastId) makes
 // one request and answers a fetch Response. A 204 means the message ended before lastId's
 // successor: nothing more comes. signal stops it; onConnection(state, reconnects) hears
 // 'open' for each connection that answered and 'reconnecting' before each new try,
 // reconnects counting the tries so far.
 export async function* followEvents(
   open,
-  { lastId = 0, signal, terminal = isTerminal, sleep = delay, onConnection = () => {} } = {},
+  { lastId = 0, signal, terminals = turnEnds, sleep = delay, onConnection = () => {} } = {},
 ) {
   let failures = 0;
   let reconnects = 0;
@@ -107,7 +107,7 @@ export async function* followEvents(
           progressed = true;
           const item = { event: ev.event, data: parseData(ev.data), id: seq };
           yield item;
-          if (terminal(item)) return;
+          if (terminals.includes(item.event)) return;
         }
       } catch (err) {
         if (signal?.aborted) throw err; // a cut connection is retried below
@@ -126,9 +126,8 @@ export async function* followEvents(
   }
 }
 
-export function isTerminal({ event }) {
-  return event === 'completed' || event === 'error';
-}
+// turnEnds are the events that end a message's stream.
+export const turnEnds = ['completed', 'error'];
 
 export function parseData(s) {
   try {
