@@ -72,7 +72,7 @@ type rules struct {
 func (r rules) texts() []string {
 	need := []string{"system", "user", "text_json_rules", "correction"}
 	if r.Snapshot != nil {
-		need = append(need, "typing")
+		need = append(need, "typing", "reply_choice", "reply_confirmation", "reply_open")
 	}
 	if r.ReasoningLanguage != "" {
 		need = append(need, "rules/reasoning_language")

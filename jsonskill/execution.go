@@ -52,14 +52,15 @@ func (r *Runner) newExecution(sk *Skill, req Request, in Input) *execution {
 	return &execution{r: r, sk: sk, req: req, in: in, locale: locale}
 }
 
-// run is the run's outline: prepare the snapshot, answer a busy agent by the rules, else
-// ask the model, widening the window while the answer says the question is cut off.
+// run is the run's outline: prepare the snapshot, answer by the rules what they read with
+// certainty (an agent at work, a question on screen), else ask the model, widening the
+// window while the answer says the question is cut off.
 func (ex *execution) run(ctx context.Context) outcome {
 	if snap := ex.sk.rules.Snapshot; snap != nil {
 		text, _ := ex.in.fields[snap.Field].(string)
 		ex.snapshot = terminal.Prepare(text, ex.sk.text("typing", ex.locale), snap.MaxLines)
-		if busy, line := terminal.Busy(ex.snapshot); busy && ex.sk.rules.RulesFirst {
-			return ex.busyAnswer(line)
+		if out, ok := ex.readByRules(); ok {
+			return out
 		}
 	}
 	ex.meta.DecidedBy = "model"
@@ -129,19 +130,6 @@ func (ex *execution) ask(ctx context.Context, prompt, reason string) outcome {
 	}
 }
 
-// busyAnswer is the rules' answer for an agent at work: no model call, no question.
-func (ex *execution) busyAnswer(line string) outcome {
-	ex.meta.DecidedBy, ex.meta.OutputModeUsed = "rules", "rules"
-	out, err := json.Marshal(map[string]any{
-		"status": "processing", "context_complete": true, "message": "", "fingerprint": "",
-		"message_type": "open_ended", "options": []string{}, "agent_status": "waiting", "last_action": line,
-	})
-	if err != nil { // a map of strings, bools and a slice always marshals
-		return outcome{code: CodeOutputInvalid, message: err.Error()}
-	}
-	return outcome{output: out}
-}
-
 // record is the run to store for out.
 func (ex *execution) record(out outcome) (*store.SkillRun, error) {
 	run := &store.SkillRun{
@@ -162,21 +150,28 @@ func (ex *execution) record(out outcome) (*store.SkillRun, error) {
 	}
 	run.Meta = meta
 	if ex.sk.rules.Dedup && ex.req.SourceID != "" && out.code == "" {
-		run.Fingerprint = questionFingerprint(out.output)
+		run.Fingerprint = waitFingerprint(out.output)
 	}
 	return run, nil
 }
 
-// questionFingerprint is the fingerprint of a has_question answer, "" for any other.
-func questionFingerprint(output json.RawMessage) string {
+// waitFingerprint is what a run tells the de-duplication: a has_question answer's
+// fingerprint, or for any other answer the mark "~" and its status, which no question's
+// fingerprint can be (the output schema allows only letters, digits and hyphens). A question
+// is new unless its source's latest answer asked it: work or an idle screen in between ends
+// the wait, so the same question asked again afterwards is notified again.
+func waitFingerprint(output json.RawMessage) string {
 	var v struct {
 		Status      string `json:"status"`
 		Fingerprint string `json:"fingerprint"`
 	}
-	if json.Unmarshal(output, &v) != nil || v.Status != "has_question" {
+	switch {
+	case json.Unmarshal(output, &v) != nil || v.Status == "":
 		return ""
+	case v.Status == "has_question":
+		return v.Fingerprint
 	}
-	return v.Fingerprint
+	return store.StateMark + v.Status
 }
 
 // userPrompt renders the skill's user template: a snapshot skill's {{terminal}} is the

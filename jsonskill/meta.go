@@ -24,11 +24,24 @@ type meta struct {
 	LatencyMS int64 `json:"latency_ms"`
 	// Refused lists why each refused answer was refused.
 	Refused []string `json:"refused,omitempty"`
+	// Screen is what the rules read on a terminal snapshot.
+	Screen *screenMeta `json:"screen,omitempty"`
 
 	// The reasoning-language fields of seed 000 §D3, for skills with that rule.
 	ReasoningLanguage          *string `json:"reasoning_language,omitempty"`
 	ReasoningLanguageViolation *bool   `json:"reasoning_language_violation,omitempty"`
 	ReasoningLanguageRetryUsed *bool   `json:"reasoning_language_retry_used,omitempty"`
+}
+
+// screenMeta is what the rules read on a terminal snapshot, beyond the answer: the agent
+// the screen shows, and for a question they read, the rule, what waits for approval and the
+// keys that choose each option on the agent's screen (in the order of the answer's options),
+// for whoever types the answer back.
+type screenMeta struct {
+	Agent   string     `json:"agent,omitempty"`
+	Rule    string     `json:"rule,omitempty"`
+	Subject string     `json:"subject,omitempty"`
+	Keys    [][]string `json:"keys,omitempty"`
 }
 
 // usage is a run's token count.

@@ -157,7 +157,7 @@ func TestTerminalStateOnBothWiresAndLocales(t *testing.T) {
 					t.Errorf("fingerprint = %v", out["fingerprint"])
 				}
 				want := meta{Attempts: 1, DecidedBy: "model", WindowLines: []int{5}, ProviderDetected: "scripted",
-					OutputModeUsed: "text_json", EndpointID: 1, ResolvedModel: "scripted-model"}
+					OutputModeUsed: "text_json", EndpointID: 1, ResolvedModel: "scripted-model", Screen: &screenMeta{Agent: "claude_code"}}
 				m.Usage, m.LatencyMS = usage{}, 0
 				if diff := cmp.Diff(want, m); diff != "" {
 					t.Errorf("meta (-want +got):\n%s", diff)
@@ -179,8 +179,37 @@ func TestABusyAgentIsAnsweredByTheRules(t *testing.T) {
 	if m.Attempts != 0 || m.DecidedBy != "rules" || m.OutputModeUsed != "rules" || len(g.scripts.Requests()) != 0 {
 		t.Errorf("meta %+v, %d upstream requests; want no call", m, len(g.scripts.Requests()))
 	}
-	if run.Fingerprint != "" {
-		t.Errorf("a busy agent has no question to remember: fingerprint %q", run.Fingerprint)
+	if run.Fingerprint != store.StateMark+"processing" {
+		t.Errorf("a busy agent's run marks work for the de-duplication: fingerprint %q", run.Fingerprint)
+	}
+}
+
+// A question the screen states with one reading is answered by the rules too: options,
+// what waits for approval and the keys of each option, in the run's language.
+func TestAnApprovalIsReadByTheRules(t *testing.T) {
+	const screen = "⏺ Bash(ls -la)\n\nBash command\n\n  ls -la\n  List the files\n\nDo you want to proceed?\n" +
+		"❯ 1. Yes\n  2. No, and tell Claude what to do differently (esc)\n\nEsc to cancel · Tab to amend"
+	for _, locale := range []string{"en", "zh"} {
+		g := newRig(t, "responses", upstream.JSONModeTextJSON, Options{})
+		run, out, m := g.run(t, "terminal_state", locale, map[string]any{"terminal": screen})
+		if run.Status != store.RunSucceeded || out["status"] != "has_question" || out["message_type"] != "choice" {
+			t.Fatalf("run %s, output %v", run.Status, out)
+		}
+		if m.Attempts != 0 || m.DecidedBy != "rules" || len(g.scripts.Requests()) != 0 {
+			t.Errorf("meta %+v, %d upstream requests; want no call", m, len(g.scripts.Requests()))
+		}
+		hint := map[string]string{"en": "Reply with a letter/number to choose", "zh": "回复字母/数字选择"}[locale]
+		wantMsg := "Do you want to proceed?\nls -la\n1. Yes\n2. No, and tell Claude what to do differently\n\n" + hint
+		if out["message"] != wantMsg {
+			t.Errorf("%s message %q, want %q", locale, out["message"], wantMsg)
+		}
+		wantScreen := &screenMeta{Agent: "claude_code", Rule: "menu", Subject: "ls -la", Keys: [][]string{{"1"}, {"2"}}}
+		if diff := cmp.Diff(wantScreen, m.Screen); diff != "" {
+			t.Errorf("meta.screen (-want +got):\n%s", diff)
+		}
+		if run.Fingerprint != out["fingerprint"] || !strings.Contains(run.Fingerprint, "ls-la") {
+			t.Errorf("fingerprint %q (stored %q) should name the command", out["fingerprint"], run.Fingerprint)
+		}
 	}
 }
 
@@ -190,7 +219,7 @@ func snapshot(n int, marker string) string {
 	for i := range n - 3 {
 		fmt.Fprintf(&b, "⏺ line %d of the plan\n", i+1)
 	}
-	b.WriteString(marker + " Shall I go ahead with this plan? [y/n]\n\n❯ ")
+	b.WriteString(marker + " Shall I go ahead with this plan?\n\n❯ ")
 	return b.String()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -35,7 +36,8 @@ type SkillRun struct {
 	Meta      JSON   `db:"meta" json:"meta"`
 	Duplicate bool   `db:"duplicate" json:"duplicate"`
 	// Fingerprint is a has_question run's question fingerprint when its skill
-	// de-duplicates and it names a source; "" otherwise.
+	// de-duplicates and it names a source, or [StateMark] and the answer's status for its
+	// other answers (the source showed no question); "" otherwise.
 	Fingerprint string         `db:"fingerprint" json:"-"`
 	JobID       sql.NullString `db:"job_id" json:"-"`
 	CreatedAt   time.Time      `db:"created_at" json:"created_at"`
@@ -50,10 +52,14 @@ const skillRunColumns = `id, user_id, skill, version, status, locale, source_id,
 // call the same one new ("skil").
 const skillRunLockClass int32 = 0x736b696c
 
+// StateMark starts a fingerprint that records a source's state rather than a question: such
+// a run is never a duplicate, and it ends the wait of the question before it.
+const StateMark = "~"
+
 // SaveSkillRun stores run, filling its id (a UUIDv7 where empty) and time (now where zero).
-// A run with a Fingerprint and a SourceID is a duplicate when the same user's latest earlier
-// run of the skill for that source with a fingerprint had the same one and is younger than
-// window; Duplicate is set accordingly. The check and the insert are one transaction under
+// A run with a question's Fingerprint and a SourceID is a duplicate when the same user's
+// latest earlier run of the skill for that source with a fingerprint had the same one and
+// is younger than window; Duplicate is set accordingly. The check and the insert are one transaction under
 // a lock per user, skill and source, so the answer holds across replicas.
 func (s *Store) SaveSkillRun(ctx context.Context, run *SkillRun, window time.Duration) error {
 	row := *run
@@ -64,7 +70,7 @@ func (s *Store) SaveSkillRun(ctx context.Context, run *SkillRun, window time.Dur
 		return fmt.Errorf("store: save skill run: %w", err)
 	}
 	defer tx.Rollback()
-	if row.Fingerprint != "" && row.SourceID != "" {
+	if row.Fingerprint != "" && !strings.HasPrefix(row.Fingerprint, StateMark) && row.SourceID != "" {
 		if row.Duplicate, err = s.repeatsQuestion(ctx, tx, &row, window); err != nil {
 			return fmt.Errorf("store: save skill run: %w", err)
 		}

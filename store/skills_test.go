@@ -41,6 +41,11 @@ func TestSkillRunDuplicates(t *testing.T) {
 			{"the first one back", at(question("u1", "agent-1", "fp-a"), 5*time.Minute), false},
 			{"past the window", at(question("u1", "agent-1", "fp-a"), 20*time.Minute), false},
 			{"no fingerprint is never a duplicate", at(question("u1", "agent-1", ""), 21*time.Minute), false},
+			{"asked again", at(question("u1", "agent-1", "fp-c"), 22*time.Minute), false},
+			{"still on screen", at(question("u1", "agent-1", "fp-c"), 23*time.Minute), true},
+			{"the agent worked", at(question("u1", "agent-1", store.StateMark+"processing"), 24*time.Minute), false},
+			{"worked again: a state mark is never a duplicate", at(question("u1", "agent-1", store.StateMark+"processing"), 25*time.Minute), false},
+			{"the same question after work is a new wait", at(question("u1", "agent-1", "fp-c"), 26*time.Minute), false},
 		}
 		for _, st := range steps {
 			if got := save(st.run, 10*time.Minute); got != st.want {

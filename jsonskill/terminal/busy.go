@@ -1,68 +1,78 @@
 package terminal
 
 import (
+	"regexp"
 	"strings"
-	"unicode"
 )
 
-// busyTail is how many of the last non-empty lines Busy looks at: an agent's status line
-// sits just above its input box and footer, never far from the bottom.
-const busyTail = 8
-
-// spinners are the spinner frames of seed 004's list, plus Claude Code's ✳ and · frames,
-// which its screens show between the listed ones.
-func spinners() string { return "✢✻✶✽✳·◐◑◒◓⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" }
-
-// Busy reports whether the last lines show the agent at work, and the line that shows it:
-// a spinner frame followed by a status word ending in "…" or "..." ("✶ Brewing… (12s)"),
-// a running hint in brackets ("(running)", "(executing)", "(loading)"), or Claude Code's
-// and Codex's "esc to interrupt", shown only while they work. A context-usage bar
-// ("██░░ 22%") and a finished spinner line ("✻ Worked for 12s", no ellipsis) are not
-// work. Its cost is linear in the lines it looks at.
-func Busy(s Snapshot) (bool, string) {
-	seen := 0
-	for i := len(s.Lines) - 1; i >= 0 && seen < busyTail; i-- {
-		line := strings.TrimSpace(s.Lines[i])
-		if line == "" {
-			continue
-		}
-		seen++
-		if busyLine(line) {
-			return true, line
-		}
-	}
-	return false, ""
-}
-
-// busyLine reports one line that shows work.
+// busyLine reports one line that shows the agent at work:
+//   - a spinner frame before a status that ends in an ellipsis, of one word or several
+//     ("✶ Brewing…", "✳ Simplifying recompute_tangents… (2m 18s · ↓ 3.1k tokens)",
+//     OpenCode's "█ Thinking...");
+//   - an interrupt hint ("esc to interrupt", "ctrl+c to interrupt", OpenCode's "esc
+//     interrupt" and "esc to exit cancel"), shown only while the agent works;
+//   - Gemini CLI's loading line, "(esc to cancel, 12s)", cut or whole;
+//   - the elapsed time and tokens of a running turn, "(9m 21s · ↓ 13.7k tokens)";
+//   - seed 004's running hints, "(running)", "(executing)", "(loading)";
+//   - Aider's scanning spinner and its retry countdown.
+//
+// A context-usage bar ("██░░ 22%") and a finished spinner line ("✻ Worked for 12s") are
+// not work. Its cost is linear in the line's length.
 func busyLine(line string) bool {
-	lower := strings.ToLower(line)
-	for _, hint := range []string{"(running)", "(executing)", "(loading)", "esc to interrupt"} {
+	p := plain(line)
+	if p == "" {
+		return false
+	}
+	if rest, ok := spinnerLead(p); ok && statusEllipsis(rest) {
+		return true
+	}
+	lower := strings.ToLower(p)
+	for _, hint := range []string{"esc to interrupt", "ctrl+c to interrupt", "esc interrupt", "esc to exit cancel",
+		"(esc to cancel, ", "(running)", "(executing)", "(loading)"} {
 		if strings.Contains(lower, hint) {
 			return true
 		}
 	}
-	for i, r := range line {
-		if strings.ContainsRune(spinners(), r) && statusWordAfter(line[i+len(string(r)):]) {
-			return true
+	return strings.HasSuffix(lower, "(esc to") || turnStats.MatchString(lower) ||
+		aiderSpinner(line) || aiderRetry.MatchString(p)
+}
+
+// statusEllipsis reports a status that a word ends with an ellipsis in: "Brewing…",
+// "Fixing Scanner Buffer Overflow…", "Thinking...".
+func statusEllipsis(rest string) bool {
+	for _, e := range []string{"…", "..."} {
+		if i := strings.Index(rest, e); i > 0 {
+			c := rest[i-1]
+			return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 		}
 	}
 	return false
 }
 
-// statusWordAfter reports whether rest starts (after spaces) with a word ending in an
-// ellipsis: "Brewing…", "Thinking...".
-func statusWordAfter(rest string) bool {
-	rest = strings.TrimLeft(rest, " ")
-	end := strings.IndexFunc(rest, unicode.IsSpace)
-	if end < 0 {
-		end = len(rest)
+// turnStats is a running turn's elapsed time and tokens in brackets.
+var turnStats = regexp.MustCompile(`\(\s*\d[^)]*tokens[^)]*\)`)
+
+// aiderRetry is Aider's countdown before it retries a refused call.
+var aiderRetry = regexp.MustCompile(`^Retrying in [0-9.]+ seconds\.\.\.$`)
+
+// aiderSpinner reports Aider's waiting spinner: a ten-column frame of spaces around one
+// "░█" or "█░" pair (or the ASCII "=#"), then a space and the text.
+func aiderSpinner(line string) bool {
+	r := []rune(strings.TrimRight(line, " "))
+	if len(r) < 12 || r[10] != ' ' {
+		return false
 	}
-	word := rest[:end]
-	for _, e := range []string{"…", "..."} {
-		if w, ok := strings.CutSuffix(word, e); ok && w != "" && strings.IndexFunc(w, unicode.IsLetter) == 0 {
-			return true
+	frame := string(r[:10])
+	pair := strings.TrimSpace(frame)
+	return (pair == "░█" || pair == "█░" || pair == "=#" || pair == "#=") && strings.Count(frame, " ") == 8
+}
+
+// busy reports whether the live region or the footer shows work, and the line that does.
+func (l *layout) busy() (bool, string) {
+	for _, i := range l.region(true) {
+		if busyLine(l.lines[i]) {
+			return true, strings.TrimSpace(plain(l.lines[i]))
 		}
 	}
-	return false
+	return false, ""
 }
