@@ -72,12 +72,16 @@ type Request struct {
 	// source is de-duplicated. Optional.
 	SourceID string
 	Input    json.RawMessage
+	// StopWithCaller stops the run when the caller's context ends, storing nothing: for a
+	// caller that is itself stopping (a watcher interrupted at the keyboard), not for a
+	// request whose client may come back for the run.
+	StopWithCaller bool
 }
 
 // Run runs req and stores the run, whatever its outcome; the error is for a request that
 // could not run at all: ErrUnknownSkill, an *[InputError], a stored run that could not be
-// written, or ctx ending. The run goes on when the caller leaves (its model calls each have
-// their own timeout), so every started run is stored.
+// written, or ctx ending. Unless req.StopWithCaller, the run goes on when the caller leaves
+// (its model calls each have their own timeout), so every started run is stored.
 func (r *Runner) Run(ctx context.Context, req Request) (*store.SkillRun, error) {
 	sk, err := r.catalog.Get(req.Skill)
 	if err != nil {
@@ -87,7 +91,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*store.SkillRun, error) 
 	if err != nil {
 		return nil, err
 	}
-	run, err := r.Execute(context.WithoutCancel(ctx), sk, req, in)
+	runCtx := context.WithoutCancel(ctx)
+	if req.StopWithCaller {
+		runCtx = ctx
+	}
+	run, err := r.Execute(runCtx, sk, req, in)
 	if err != nil {
 		return nil, err
 	}

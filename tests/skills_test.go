@@ -452,7 +452,7 @@ func TestSkillRunCommand(t *testing.T) {
 		{"a failed run", []string{"skill", "run", "post_views", "--input", "-"}, 1, `"reasoning_language_violation_after_retry"`},
 		{"a bad input", []string{"skill", "run", "terminal_state", "--input", "-"}, 2, ""},
 		{"no skill named", []string{"skill", "run", "--input", "-"}, 2, ""},
-		{"the list", []string{"skill", "list"}, 0, "terminal_state\tv1\ten,zh"},
+		{"the list", []string{"skill", "list"}, 0, "terminal_state\tv2\ten,zh"},
 	}
 	stdin := map[string]string{"a failed run": `{"content_text":"x [[fault:english_reasoning]]"}`, "a bad input": `{"agent":"codex"}`}
 	for _, tc := range cases {

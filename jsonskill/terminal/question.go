@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Kind is a question's type, as the terminal_state skill names it.
@@ -59,13 +60,14 @@ func (l *layout) question() (q Question, ok, seen bool) {
 // option is one parsed menu line.
 type option struct {
 	num    int
+	key    string // what is typed to choose it: its number or letter
 	label  string
 	cursor bool
 	radio  bool
 }
 
 var (
-	numbered = regexp.MustCompile(`^([❯›>●▶→◉]\s*)?(\d{1,2})[.)]\s+(.+)$`)
+	numbered = regexp.MustCompile(`^([❯›>●▶→◉]\s*)?(\d{1,2}|[A-Za-z])[.)]\s+(.+)$`)
 	radio    = regexp.MustCompile(`^(\(\s?\)|\([x•*]\)|\[\s?\]|\[[x✓]\])\s+(.+)$`)
 	// shortcut is a key hint after an option's label: "(y)", "(esc)", "(shift+tab)".
 	shortcut = regexp.MustCompile(`\s*\((?:esc|tab|enter|shift\+tab|ctrl\+\w+|[a-zA-Z])\)$`)
@@ -77,8 +79,11 @@ func parseOption(line string) (option, bool) {
 	p := plain(line)
 	var o option
 	if m := numbered.FindStringSubmatch(p); m != nil {
+		o.key, o.cursor, o.label = m[2], m[1] != "", m[3]
 		o.num, _ = strconv.Atoi(m[2])
-		o.cursor, o.label = m[1] != "", m[3]
+		if o.num == 0 { // a lettered option: A is 1
+			o.num = int(unicode.ToUpper(rune(m[2][0]))-'A') + 1
+		}
 	} else if m := radio.FindStringSubmatch(p); m != nil {
 		o.radio, o.label = true, m[2]
 	} else {
@@ -105,7 +110,7 @@ func (l *layout) menu() (Question, bool, bool) {
 	}
 	q := Question{Kind: KindChoice, Rule: "menu"}
 	for _, o := range opts {
-		q.Options = append(q.Options, Option{Label: o.label, Keys: []string{strconv.Itoa(o.num)}})
+		q.Options = append(q.Options, Option{Label: o.label, Keys: []string{o.key}})
 	}
 	block := l.block(start)
 	q.Text = questionText(block)
@@ -135,7 +140,7 @@ func (l *layout) options(end int) ([]option, int) {
 	cursor := false
 	for k := range opts {
 		if opts[k].radio {
-			opts[k].num, cursor = k+1, true
+			opts[k].num, opts[k].key, cursor = k+1, strconv.Itoa(k+1), true
 		}
 		cursor = cursor || opts[k].cursor
 		if opts[k].num != k+1 {
@@ -323,6 +328,9 @@ func (l *layout) yesNo() (Question, bool) {
 		return Question{}, false
 	}
 	q.Text = strings.TrimSpace(p[:at])
+	if r, n := utf8.DecodeRuneInString(q.Text); strings.ContainsRune(replyMarks, r) {
+		q.Text = strings.TrimSpace(q.Text[n:]) // the agent's reply ends in the question
+	}
 	above := i - 1
 	for above >= l.live && blank(l.lines[above]) {
 		above--

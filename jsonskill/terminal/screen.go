@@ -87,8 +87,12 @@ func replyLine(p string) bool {
 	return !startsNumbered(rest) && !strings.HasPrefix(rest, "Messages to be submitted")
 }
 
-// startsNumbered reports text that starts like a numbered option: "1. Yes", "2) No".
+// startsNumbered reports text that starts like a numbered or lettered option: "1. Yes",
+// "2) No", "B) Start fresh".
 func startsNumbered(s string) bool {
+	if len(s) >= 3 && (s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') && s[1] == ')' && s[2] == ' ' {
+		return true
+	}
 	i := 0
 	for i < len(s) && i < 3 && s[i] >= '0' && s[i] <= '9' {
 		i++
