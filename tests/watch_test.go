@@ -215,7 +215,6 @@ func processesRunning(t *testing.T, s string) []string {
 	return out
 }
 
-
 // drain returns the lines a process printed so far.
 func drain(lines chan string) []string {
 	var out []string
