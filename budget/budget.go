@@ -91,9 +91,9 @@ func (m *Meter) Usage(ctx context.Context, userID string) (Usage, error) {
 	return Usage{Usage: u, Budget: m.limit, Resets: resets}, nil
 }
 
-// Stream counts the call for req.Owner, refuses it past the budget (an upstream rate
-// limit with the code budget_exhausted, so the turn or run ends as one), and adds the
-// tokens the provider reports once the call ends.
+// Stream counts the call for req.Owner, refuses it past the budget (an *ExhaustedError,
+// which a turn or a run ends with as budget_exhausted), and adds the tokens the provider
+// reports once the call ends.
 func (m *Meter) Stream(ctx context.Context, req upstream.Request) iter.Seq2[upstream.Event, error] {
 	if m.limit == 0 || req.Owner == "" {
 		return m.model.Stream(ctx, req)
@@ -106,8 +106,7 @@ func (m *Meter) Stream(ctx context.Context, req upstream.Request) iter.Seq2[upst
 			return
 		}
 		if !counted {
-			yield(upstream.Event{}, &upstream.Error{Kind: upstream.KindRateLimited, UpstreamCode: "budget_exhausted",
-				Message: "the user's model-call budget for the day is used", RetryAfter: time.Until(resets)})
+			yield(upstream.Event{}, &ExhaustedError{Limit: m.limit, RetryAfter: time.Until(resets)})
 			return
 		}
 		var in, out int64

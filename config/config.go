@@ -200,6 +200,9 @@ type Config struct {
 	SkillDedupWindow time.Duration
 	// SkillJobConcurrency is how many inputs of one skill job run at once.
 	SkillJobConcurrency int
+	// SkillMaxOutputTokens replaces every skill's own output limit when set (0: each
+	// skill's max_output_tokens).
+	SkillMaxOutputTokens int
 	// LogLevel is the minimum level the logger writes.
 	LogLevel slog.Level
 	// LogFormat is the logger's output format.
@@ -365,6 +368,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("serp_optional", c.SerpQueriesOptional),
 		slog.Duration("skill_call_timeout", c.SkillCallTimeout),
 		slog.Duration("skill_dedup_window", c.SkillDedupWindow),
+		slog.Int("skill_max_output_tokens", c.SkillMaxOutputTokens),
 		slog.Int("skill_job_concurrency", c.SkillJobConcurrency),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", string(c.LogFormat)),

@@ -3,8 +3,10 @@ package jsonskill
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/upstream"
 )
 
@@ -12,8 +14,10 @@ import (
 var errCallTimeout = errors.New("jsonskill: the model call timed out")
 
 // call makes one model call: the system prompt (with the correction note when set) and the
-// user prompt, at temperature 0 and with no tools, in the endpoint's output mode. It returns
-// the answer's text; errTooLarge once it grows past maxAnswerBytes (the call is stopped).
+// user prompt, at temperature 0, with no tools and the skill's output limit, in the
+// endpoint's output mode. It returns the answer's text (with a failure, the text that came
+// before it, a truncated answer's); errTooLarge once it grows past maxAnswerBytes (the call
+// is stopped).
 func (ex *execution) call(ctx context.Context, prompt, correction, reason string) (string, error) {
 	ex.meta.Attempts++
 	if m := ex.r.opts.Metrics; m != nil {
@@ -21,22 +25,19 @@ func (ex *execution) call(ctx context.Context, prompt, correction, reason string
 	}
 	cctx, cancel := context.WithTimeout(ctx, ex.r.callTimeout(ex.sk))
 	defer cancel()
-	system := ex.sk.text("system", ex.locale)
-	if correction != "" {
-		system += " " + correction
-	}
 	zero := 0.0
 	req := upstream.Request{
-		Instructions: system, Input: []upstream.InputItem{{Role: "user", Content: prompt}}, Temperature: &zero, Owner: ex.req.UserID,
+		Instructions: ex.systemPrompt(correction), Input: []upstream.InputItem{{Role: "user", Content: prompt}},
+		Temperature: &zero, MaxOutputTokens: ex.r.maxOutputTokens(ex.sk), Owner: ex.req.UserID,
 		JSON: &upstream.JSONOutput{Name: ex.sk.Name, Schema: ex.sk.strict, TextRules: ex.sk.text("text_json_rules", ex.locale)},
 	}
 	var b strings.Builder
 	for ev, err := range ex.r.model.Stream(cctx, req) {
 		switch {
 		case err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
-			return "", errCallTimeout
+			return b.String(), errCallTimeout
 		case err != nil:
-			return "", err
+			return b.String(), err
 		case ev.Kind == upstream.EventTextDelta:
 			if b.Len()+len(ev.Delta) > maxAnswerBytes {
 				return "", errTooLarge
@@ -49,18 +50,42 @@ func (ex *execution) call(ctx context.Context, prompt, correction, reason string
 	return b.String(), nil
 }
 
-// failure is the outcome of a call that failed: the upstream error codes of a chat turn.
-func failure(err error) outcome {
+// systemPrompt is the skill's system prompt with the correction note in its place: where
+// the prompt holds {{correction}} (post_views, as seed 000 §B2 orders it: the retry rule
+// before the strict-JSON hint), else at its end.
+func (ex *execution) systemPrompt(correction string) string {
+	system := ex.sk.text("system", ex.locale)
+	const slot = "{{correction}}"
+	switch {
+	case strings.Contains(system, slot) && correction == "":
+		return strings.Replace(strings.Replace(system, " "+slot, "", 1), slot, "", 1)
+	case strings.Contains(system, slot):
+		return strings.Replace(system, slot, correction, 1)
+	case correction != "":
+		return system + " " + correction
+	}
+	return system
+}
+
+// failed is the outcome of a call that failed, in the vocabulary turns and runs share. A
+// refusal keeps the model's words and a truncation the text that came, in meta; neither is
+// retried, since the same request would be refused or cut again.
+func (ex *execution) failed(err error, partial string) outcome {
+	if errors.Is(err, errCallTimeout) {
+		return outcome{code: failure.UpstreamTimeout, message: "The model did not answer within the skill's time limit."}
+	}
+	code, message, ok := failure.Of(err)
+	if !ok {
+		code, message, _ = failure.Of(&upstream.Error{Kind: upstream.KindProvider})
+	}
 	var ue *upstream.Error
 	switch {
-	case errors.Is(err, errCallTimeout):
-		return outcome{code: CodeUpstreamTimeout, message: "The model did not answer within the skill's time limit."}
-	case errors.As(err, &ue) && ue.Kind == upstream.KindRateLimited:
-		return outcome{code: CodeRateLimited, message: "The model provider is rate limiting requests. Please try again in a moment."}
-	case errors.As(err, &ue) && ue.Kind == upstream.KindUnavailable:
-		return outcome{code: CodeUpstreamUnavailable, message: "The model provider could not be reached. Please try again later."}
-	case errors.As(err, &ue) && ue.Kind == upstream.KindTimeout:
-		return outcome{code: CodeUpstreamTimeout, message: "The model provider did not answer in time."}
+	case code == failure.ModelRefused && errors.As(err, &ue):
+		ex.meta.Refusal = ue.Message
+	case code == failure.OutputTruncated:
+		ex.meta.Partial = partial
+		message = fmt.Sprintf("The answer was cut at the output limit of %d tokens (the skill's max_output_tokens, "+
+			"or PHASEFLOW_SKILL_MAX_OUTPUT_TOKENS); raise it if the answer needs more.", ex.r.maxOutputTokens(ex.sk))
 	}
-	return outcome{code: CodeProviderError, message: "The model provider failed to produce an answer."}
+	return outcome{code: code, message: message}
 }

@@ -33,10 +33,11 @@ type Skill struct {
 	// template's placeholders.
 	inputTypes map[string]string
 	// strict is the output schema as structured mode sends it (see strictSchema).
-	strict      json.RawMessage
-	callTimeout time.Duration
-	rules       rules
-	texts       map[string]map[string]string // locale → text name → text
+	strict          json.RawMessage
+	callTimeout     time.Duration
+	maxOutputTokens int
+	rules           rules
+	texts           map[string]map[string]string // locale → text name → text
 }
 
 // manifest is skill.json. The schemas are file names in the skill's folder or inline
@@ -48,7 +49,10 @@ type manifest struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema"`
 	CallTimeout  string          `json:"call_timeout"`
-	Rules        rules           `json:"rules"`
+	// MaxOutputTokens is the output limit sent with each call, sized for the skill's
+	// largest valid answer (required: without it a call runs to the provider's default).
+	MaxOutputTokens int   `json:"max_output_tokens"`
+	Rules           rules `json:"rules"`
 }
 
 // rules are the skill-specific steps skill.json switches on; each is implemented here, not
@@ -162,9 +166,12 @@ func loadSkill(fsys fs.FS, dir string) (*Skill, error) {
 	if m.Name != dir || m.Version == "" {
 		return nil, fmt.Errorf("skill.json: name must be the folder's (%q) and version set", dir)
 	}
-	sk := &Skill{Name: m.Name, Version: m.Version, Description: m.Description, rules: m.Rules}
+	sk := &Skill{Name: m.Name, Version: m.Version, Description: m.Description, rules: m.Rules, maxOutputTokens: m.MaxOutputTokens}
 	if sk.callTimeout, err = time.ParseDuration(m.CallTimeout); err != nil || sk.callTimeout <= 0 {
 		return nil, fmt.Errorf("skill.json: call_timeout %q is not a positive duration", m.CallTimeout)
+	}
+	if m.MaxOutputTokens <= 0 {
+		return nil, fmt.Errorf("skill.json: max_output_tokens must be a positive number of tokens, got %d", m.MaxOutputTokens)
 	}
 	if sk.InputSchema, sk.input, err = schemaOf(fsys, dir, m.InputSchema); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/phaseflow/phaseflow/failure"
 )
 
 // ruleLanguage names the reasoning-language rule (seed 000 §D1) in problems and meta.
@@ -55,7 +57,7 @@ func (ex *execution) parseProblem(err error) *problem {
 func (ex *execution) refusal(text, summary string) *problem {
 	return &problem{
 		note: render(ex.sk.text("correction", ex.locale), map[string]string{"problems": text}),
-		code: CodeOutputInvalid, message: summary, summary: summary,
+		code: failure.SkillOutputInvalid, message: summary, summary: summary,
 	}
 }
 
@@ -71,7 +73,7 @@ func (ex *execution) ruleProblem(doc map[string]any) *problem {
 	}
 	return &problem{
 		note: ex.sk.text("rules/"+ruleLanguage, ex.locale), rule: ruleLanguage,
-		code:    CodeLanguageViolationAfterRetry,
+		code:    failure.LanguageViolationAfterRetry,
 		message: "the reasoning is not written in Chinese", summary: "the reasoning is not written in Chinese",
 	}
 }

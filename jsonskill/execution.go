@@ -12,16 +12,11 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// The error codes of a failed run (json-skills.md §2), besides the upstream ones.
-const (
-	CodeOutputInvalid                          = "skill_output_invalid"
-	CodeLanguageViolationAfterRetry            = "reasoning_language_violation_after_retry"
-	CodeProviderError                          = "provider_error"
-	CodeRateLimited                            = "rate_limited"
-	CodeUpstreamTimeout                        = "upstream_timeout"
-	CodeUpstreamUnavailable                    = "upstream_unavailable"
-	reasonFirst, reasonWiden, reasonCorrection = "first", "widen", "correction"
-)
+// The reasons of a model call, as the metrics count them.
+const reasonFirst, reasonWiden, reasonCorrection = "first", "widen", "correction"
+
+// CallReasons lists why a run calls the model, as the metrics count the calls.
+func CallReasons() []string { return []string{reasonFirst, reasonWiden, reasonCorrection} }
 
 // execution is one run in progress.
 type execution struct {
@@ -111,7 +106,7 @@ func (ex *execution) ask(ctx context.Context, prompt, reason string) outcome {
 		case errors.Is(err, errTooLarge):
 			prob = ex.parseProblem(err)
 		case err != nil:
-			return failure(err)
+			return ex.failed(err, answer)
 		default:
 			prob = ex.check(answer)
 		}

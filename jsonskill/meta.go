@@ -24,6 +24,11 @@ type meta struct {
 	LatencyMS int64 `json:"latency_ms"`
 	// Refused lists why each refused answer was refused.
 	Refused []string `json:"refused,omitempty"`
+	// Refusal is the model's refusal of a run that failed model_refused, in its words.
+	Refusal string `json:"refusal,omitempty"`
+	// Partial is the text that came before the output limit cut a run's answer
+	// (output_truncated).
+	Partial string `json:"partial,omitempty"`
 	// Screen is what the rules read on a terminal snapshot.
 	Screen *screenMeta `json:"screen,omitempty"`
 

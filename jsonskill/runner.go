@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/upstream"
 )
@@ -39,8 +40,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// DedupWindow is how long a question keeps its fingerprint (see [store.Store.SaveSkillRun]).
 	DedupWindow time.Duration
-	Logger      *slog.Logger
-	Metrics     Metrics
+	// MaxOutputTokens replaces every skill's own output limit when positive.
+	MaxOutputTokens int
+	Logger          *slog.Logger
+	Metrics         Metrics
 }
 
 // Runner runs JSON skills. It is safe for concurrent use.
@@ -130,18 +133,22 @@ func (r *Runner) Execute(ctx context.Context, sk *Skill, req Request, in Input) 
 	return run, nil
 }
 
-// CodeInvalidInput is a job's input that no longer passes its skill's input schema (the
-// skill changed after the job was posted); such an input fails without a model call.
-const CodeInvalidInput = "invalid_input"
-
-// Refused is the failed run of an input that cannot run (see [CodeInvalidInput]).
+// Refused is the failed run of an input that cannot run (see [failure.InvalidInput]).
 func (r *Runner) Refused(req Request, input store.JSON, err error) *store.SkillRun {
-	e, encErr := json.Marshal(map[string]string{"code": CodeInvalidInput, "message": err.Error()})
+	e, encErr := json.Marshal(map[string]string{"code": failure.InvalidInput, "message": err.Error()})
 	if encErr != nil { // two strings always marshal
 		e = store.JSON(`{"code":"invalid_input"}`)
 	}
 	return &store.SkillRun{UserID: req.UserID, Skill: req.Skill, Status: store.RunFailed, Locale: req.Locale,
 		Input: input, Error: e, Meta: store.JSON(`{"attempts":0,"decided_by":"rules"}`)}
+}
+
+// maxOutputTokens is the output limit sent with each model call of sk.
+func (r *Runner) maxOutputTokens(sk *Skill) int {
+	if r.opts.MaxOutputTokens > 0 {
+		return r.opts.MaxOutputTokens
+	}
+	return sk.maxOutputTokens
 }
 
 // callTimeout is the limit of one model call of sk.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/skills"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/upstream"
@@ -165,6 +166,13 @@ func TestTerminalStateOnBothWiresAndLocales(t *testing.T) {
 				if run.Fingerprint != "which-approach-you-prefer" || run.Locale != locale {
 					t.Errorf("stored fingerprint %q, locale %q", run.Fingerprint, run.Locale)
 				}
+				var body map[string]any
+				if err := json.Unmarshal(g.scripts.Requests()[0].Body, &body); err != nil {
+					t.Fatal(err)
+				}
+				if got := sentLimit(body); got != 2048 {
+					t.Errorf("the request's output limit is %v, want terminal_state's max_output_tokens, 2048", got)
+				}
 			})
 		}
 	}
@@ -260,11 +268,11 @@ func TestFaultMarkers(t *testing.T) {
 	}{
 		{"fenced", "terminal_state", "[[fault:json_fenced]]", store.RunSucceeded, "", 1, true, true},
 		{"invalid once", "terminal_state", "[[fault:json_invalid_once]]", store.RunSucceeded, "", 2, false, true},
-		{"invalid", "terminal_state", "[[fault:json_invalid]]", store.RunFailed, CodeOutputInvalid, 2, false, false},
+		{"invalid", "terminal_state", "[[fault:json_invalid]]", store.RunFailed, failure.SkillOutputInvalid, 2, false, false},
 		{"schema violation once", "post_views", "[[fault:schema_violation_once]]", store.RunSucceeded, "", 2, false, true},
-		{"schema violation", "post_views", "[[fault:schema_violation]]", store.RunFailed, CodeOutputInvalid, 2, false, false},
+		{"schema violation", "post_views", "[[fault:schema_violation]]", store.RunFailed, failure.SkillOutputInvalid, 2, false, false},
 		{"english reasoning once", "post_views", "[[fault:english_reasoning_once]]", store.RunSucceeded, "", 2, false, true},
-		{"english reasoning", "post_views", "[[fault:english_reasoning]]", store.RunFailed, CodeLanguageViolationAfterRetry, 2, false, true},
+		{"english reasoning", "post_views", "[[fault:english_reasoning]]", store.RunFailed, failure.LanguageViolationAfterRetry, 2, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,7 +332,7 @@ func TestPostViewsLanguageMeta(t *testing.T) {
 func TestAStalledCallEndsWithinTheTimeout(t *testing.T) {
 	g := newRig(t, "responses", upstream.JSONModeTextJSON, Options{CallTimeout: 300 * time.Millisecond})
 	run, _, m := g.run(t, "terminal_state", "en", map[string]any{"terminal": "[[fault:stall]]\n" + question})
-	if run.Status != store.RunFailed || errorCode(t, run) != CodeUpstreamTimeout || m.Attempts != 1 {
+	if run.Status != store.RunFailed || errorCode(t, run) != failure.UpstreamTimeout || m.Attempts != 1 {
 		t.Errorf("status %s, code %q, attempts %d; want failed, upstream_timeout, 1", run.Status, errorCode(t, run), m.Attempts)
 	}
 }
@@ -381,7 +389,7 @@ func TestAnAnswerTooLargeIsNotParsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != store.RunFailed || errorCode(t, run) != CodeOutputInvalid {
+	if run.Status != store.RunFailed || errorCode(t, run) != failure.SkillOutputInvalid {
 		t.Errorf("status %s, code %q", run.Status, errorCode(t, run))
 	}
 }

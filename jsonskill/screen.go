@@ -3,6 +3,7 @@ package jsonskill
 import (
 	"encoding/json"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/jsonskill/terminal"
 )
 
@@ -60,7 +61,7 @@ func (ex *execution) rulesAnswer(answer map[string]any) outcome {
 	ex.meta.DecidedBy, ex.meta.OutputModeUsed = "rules", "rules"
 	out, err := json.Marshal(answer)
 	if err != nil { // strings, bools, nil and slices of them always marshal
-		return outcome{code: CodeOutputInvalid, message: err.Error()}
+		return outcome{code: failure.SkillOutputInvalid, message: err.Error()}
 	}
 	return outcome{output: out}
 }

@@ -34,7 +34,7 @@ func newOperatorFamilies() operatorFamilies {
 			Name: "phaseflow_tokens_total", Help: "Tokens of finished turns as the upstream reported them, by provider, model, endpoint and kind (input, output).",
 		}, []string{"provider", "model", "endpoint", "kind"}),
 		upstreamRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "phaseflow_upstream_requests_total", Help: "Requests sent to upstream endpoints, by endpoint and outcome (ok, cancelled, rate_limited, unavailable, timeout, provider).",
+			Name: "phaseflow_upstream_requests_total", Help: "Requests sent to upstream endpoints, by endpoint and outcome (ok, cancelled, rate_limited, unavailable, timeout, provider, refused, truncated).",
 		}, []string{"endpoint", "outcome"}),
 		upstreamFirst: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "phaseflow_upstream_first_byte_seconds", Help: "Time from sending an upstream request to its first event, by endpoint.",

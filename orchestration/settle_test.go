@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/session"
 	"github.com/phaseflow/phaseflow/store"
@@ -48,7 +49,7 @@ func TestAForeignStrategyFailsTheTurn(t *testing.T) {
 			t.Fatalf("a client saw the refused completed event: %s", ev.Data)
 		}
 	}
-	h.checkEnd(evs[0].MessageID, evs, store.StatusFailed, events.CodeInternalError, "strategy", sess.ID, nil)
+	h.checkEnd(evs[0].MessageID, evs, store.StatusFailed, failure.InternalError, "strategy", sess.ID, nil)
 	if stored, _ := h.st.GetStrategy(ctx, bobs.ID, "bob"); stored.Name != "bob's" || string(stored.Spec) != `{"bob":true}` {
 		t.Errorf("bob's strategy changed: %+v", stored)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/mcpcontext"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
@@ -226,7 +227,7 @@ func TestTurn(t *testing.T) {
 			}},
 		{name: "refused twice", scripts: []script{{deltas: []string{invalid}}, {deltas: []string{invalid}}},
 			wantStates: []string{"queued", "working", "routed", "content_delta", "retrying", "routed", "content_delta", "error"},
-			wantStatus: store.StatusFailed, wantCode: events.CodeReplyInvalid, wantPhase: "strategy",
+			wantStatus: store.StatusFailed, wantCode: failure.ReplyInvalid, wantPhase: "strategy",
 			check: func(t *testing.T, m *store.Message) {
 				var meta events.FailureMetadata
 				if err := json.Unmarshal(m.Metadata, &meta); err != nil || len(meta.RefusedAttempts) != 2 ||
@@ -246,7 +247,7 @@ func TestTurn(t *testing.T) {
 			wantStatus: store.StatusCompleted, wantPhase: "stress_test"},
 		{name: "cancel keeps the partial text", scripts: []script{{deltas: []string{"<thinking>part"}, hang: true}}, cancel: true,
 			wantStates: []string{"queued", "working", "routed", "content_delta", "error"},
-			wantStatus: store.StatusCancelled, wantCode: events.CodeCancelled, wantPhase: "strategy",
+			wantStatus: store.StatusCancelled, wantCode: failure.Cancelled, wantPhase: "strategy",
 			check: func(t *testing.T, m *store.Message) {
 				if m.Content != "<thinking>part" || strings.Contains(string(m.Metadata), "fallback_reply") {
 					t.Errorf("content %q metadata %s, want the partial text and no fallback (the user stopped it)", m.Content, m.Metadata)
@@ -264,7 +265,7 @@ func TestTurn(t *testing.T) {
 		{name: "a cancelled turn's tool calls are kept", scripts: []script{{tools: []upstream.ToolCall{backtest}, deltas: []string{"<thinking>part"}, hang: true}},
 			cancel:     true,
 			wantStates: []string{"queued", "working", "routed", "tool_call", "tool_call", "content_delta", "error"},
-			wantStatus: store.StatusCancelled, wantCode: events.CodeCancelled, wantPhase: "strategy",
+			wantStatus: store.StatusCancelled, wantCode: failure.Cancelled, wantPhase: "strategy",
 			check: func(t *testing.T, m *store.Message) {
 				if !strings.Contains(string(m.ToolCalls), `"name":"run_backtest"`) {
 					t.Errorf("tool_calls %s, want the run_backtest that ran before the cancel", m.ToolCalls)
@@ -272,7 +273,7 @@ func TestTurn(t *testing.T) {
 			}, wantCalls: "run_backtest:1:cancelled"},
 		{name: "an upstream error after partial text", scripts: []script{{deltas: []string{"<thinking>half"}, err: &upstream.Error{Kind: upstream.KindProvider, Message: "secret provider text"}}},
 			wantStates: []string{"queued", "working", "routed", "content_delta", "error"},
-			wantStatus: store.StatusFailed, wantCode: events.CodeProviderError, wantPhase: "strategy",
+			wantStatus: store.StatusFailed, wantCode: failure.ProviderError, wantPhase: "strategy",
 			check: func(t *testing.T, m *store.Message) {
 				if m.Content != "<thinking>half" || strings.Contains(string(m.Error), "secret") {
 					t.Errorf("content %q error %s, want the partial text and no provider text", m.Content, m.Error)

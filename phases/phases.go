@@ -40,6 +40,17 @@ var graph = map[Phase][]Phase{
 	Deployment: {Completed, Strategy},
 }
 
+// Moves lists every move the graph allows, from → to, in a fixed order.
+func Moves() [][2]Phase {
+	var out [][2]Phase
+	for _, from := range []Phase{Strategy, StressTest, Deployment} {
+		for _, to := range graph[from] {
+			out = append(out, [2]Phase{from, to})
+		}
+	}
+	return out
+}
+
 // Parse checks that s names a phase.
 func Parse(s string) (Phase, error) {
 	switch p := Phase(s); p {

@@ -51,6 +51,28 @@ func TestOperatorMetrics(t *testing.T) {
 	}
 }
 
+// A freshly started server exports its labelled counters at 0, so a dashboard or an alert
+// sees a healthy server rather than no data.
+func TestMetricsStartAtZero(t *testing.T) {
+	s := startServer(t)
+	text := metricsText(t, s)
+	for _, series := range []string{
+		`phaseflow_phase_moves_total{from="strategy",to="stress_test"}`,
+		`phaseflow_phase_moves_total{from="deployment",to="completed"}`,
+		`phaseflow_correction_retries_total{reason="missing_final"}`,
+		`phaseflow_upstream_requests_total{endpoint="1",outcome="rate_limited"}`,
+		`phaseflow_upstream_errors_total{code="model_refused",endpoint="1"}`,
+		`phaseflow_turns_total{code="reply_invalid",outcome="failed"}`,
+		`phaseflow_skill_runs_total{code="output_truncated",skill="terminal_state",status="failed"}`,
+		`phaseflow_skill_model_calls_total{reason="correction",skill="post_views"}`,
+		`phaseflow_event_stream_opens_total{kind="resume"}`,
+	} {
+		if got := seriesValue(t, text, series); got != 0 {
+			t.Errorf("%s = %v on a fresh server, want 0 (-1: absent)", series, got)
+		}
+	}
+}
+
 // metricsText scrapes the server's /metrics.
 func metricsText(t *testing.T, s *server) string {
 	t.Helper()

@@ -165,7 +165,8 @@ func TestARequestIsSizedAndReplayable(t *testing.T) {
 	if out.req.GetBody == nil || out.req.ContentLength != int64(len(`{"model":"m"}`)) {
 		t.Fatalf("GetBody %v, ContentLength %d: the transport could not resend it", out.req.GetBody != nil, out.req.ContentLength)
 	}
-	body, _, err := openStream(srv.Client().Transport, out)
+	a, err := openStream(srv.Client().Transport, out)
+	body := a.body
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,11 +92,13 @@ type ChatConfig struct {
 // EventToolCallDone, so a consumer cannot tell the wires apart. It is safe for concurrent
 // use.
 type ChatClient struct {
-	endpoint  string
-	apiKey    string
-	rt        http.RoundTripper
-	tools     ToolHost
-	maxRounds int
+	// completionTokens: the endpoint is OpenAI's own, which takes max_completion_tokens.
+	completionTokens bool
+	endpoint         string
+	apiKey           string
+	rt               http.RoundTripper
+	tools            ToolHost
+	maxRounds        int
 }
 
 // NewChat returns a Chat Completions client for cfg.
@@ -106,8 +108,9 @@ func NewChat(cfg ChatConfig) *ChatClient {
 		rounds = DefaultMaxToolRounds
 	}
 	return &ChatClient{
-		endpoint: endpointURL(cfg.BaseURL, "/chat/completions"),
-		apiKey:   cfg.APIKey, rt: transportOr(cfg.Transport), tools: cfg.Tools, maxRounds: rounds,
+		completionTokens: openAIHost(cfg.BaseURL),
+		endpoint:         endpointURL(cfg.BaseURL, "/chat/completions"),
+		apiKey:           cfg.APIKey, rt: transportOr(cfg.Transport), tools: cfg.Tools, maxRounds: rounds,
 	}
 }
 
@@ -141,6 +144,7 @@ func (c *ChatClient) stream(ctx context.Context, req Request, yield func(Event, 
 	if err != nil {
 		return err
 	}
+	conv.completionTokens = c.completionTokens
 	var tools Toolset
 	if c.tools != nil && hasMCPTools(req.Tools) {
 		if tools, err = c.tools.Open(ctx, req.Tools); err != nil {
@@ -178,13 +182,17 @@ func (c *ChatClient) round(ctx context.Context, body chatRequest, turn *chatTurn
 	if err != nil {
 		return nil, err
 	}
-	rbody, requestID, err := openStream(c.rt, out)
+	a, err := openStream(c.rt, out)
 	if err != nil {
 		return nil, err
 	}
-	turn.requestID = firstNonEmpty(turn.requestID, requestID)
-	rd, err := readChatRound(rbody, turn)
-	release(rbody, err == nil)
+	turn.requestID = firstNonEmpty(turn.requestID, a.requestID)
+	read := readChatRound
+	if a.whole {
+		read = readWholeChat
+	}
+	rd, err := read(a.body, turn)
+	release(a.body, err == nil)
 	return rd, err
 }
 

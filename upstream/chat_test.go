@@ -118,7 +118,7 @@ func TestChatTranscripts(t *testing.T) {
 			wantErr: &Error{Kind: KindProvider, Message: "stream ended without a terminal event"}},
 		{file: "chat_eof_after_finish.sse", want: []Event{created("chatcmpl-8", "m"), delta("Whole"), done("chatcmpl-8", "m", nil)}},
 		{file: "chat_length.sse", want: []Event{created("chatcmpl-9", "m"), delta("Long")},
-			wantErr: &Error{Kind: KindProvider, UpstreamCode: "max_output_tokens", Message: "response incomplete: length"}},
+			wantErr: &Error{Kind: KindTruncated, UpstreamCode: "length", Message: "response incomplete: length"}},
 		{file: "chat_openai_tool_calls.sse", want: []Event{created("chatcmpl-2", gpt)}, // no tools were offered
 			wantErr: &Error{Kind: KindProvider, Message: "the model asked for tools after 0 rounds of tool calls"}},
 	}

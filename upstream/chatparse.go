@@ -18,8 +18,8 @@ const maxToolArguments = 1 << 20
 // chatChunk is the union of what one Chat Completions stream chunk can hold: a
 // chat.completion.chunk, the usage chunk, or an error in one of the shapes of
 // upstream-wire.md §6 (a top-level "error", or vLLM's {"object":"error",…}). Reasoning
-// fields (reasoning, reasoning_content, reasoning_details) and refusals are not decoded, so
-// they never reach the reply.
+// fields (reasoning, reasoning_content, reasoning_details) are not decoded, so they never
+// reach the reply; a refusal is kept apart from it.
 type chatChunk struct {
 	ID      string          `json:"id"`
 	Object  string          `json:"object"`
@@ -39,11 +39,16 @@ type chatChoice struct {
 	FinishReason string    `json:"finish_reason"`
 }
 
-// chatDelta is the new part of the message.
+// chatDelta is the new part of the message (a non-streamed answer's message reads the
+// same).
 type chatDelta struct {
 	Content   chatContent     `json:"content"`
+	Refusal   string          `json:"refusal"`
 	ToolCalls []toolCallDelta `json:"tool_calls"`
 }
+
+// maxRefusal bounds the refusal text kept: enough for any model's apology.
+const maxRefusal = 4 << 10
 
 // chatContent is a delta's content: a string, or (Mistral's reasoning models) a list of
 // typed parts, of which only the text parts are the reply; thinking parts never reach it.
@@ -118,6 +123,7 @@ type chatRound struct {
 	id, model string
 	finish    string
 	content   strings.Builder
+	refusal   strings.Builder
 	calls     []*pendingCall
 	byIndex   map[int]*pendingCall
 	usage     *chatUsage
@@ -135,13 +141,13 @@ func readChatRound(r io.Reader, turn *chatTurn) (*chatRound, error) {
 			if rd.finish == "" {
 				return nil, &Error{Kind: KindProvider, Message: ErrNoTerminal.Error(), err: ErrNoTerminal}
 			}
-			return rd, finishError(rd.finish)
+			return rd, rd.finishError()
 		}
 		if err != nil {
 			return nil, readError(err)
 		}
 		if bytes.Equal(bytes.TrimSpace(f.data), []byte("[DONE]")) {
-			return rd, finishError(rd.finish)
+			return rd, rd.finishError()
 		}
 		if err := rd.apply(f.data, turn); err != nil {
 			return nil, err
@@ -177,6 +183,9 @@ func (rd *chatRound) apply(data []byte, turn *chatTurn) error {
 			if !turn.yield(Event{Kind: EventTextDelta, Delta: text}, nil) {
 				return errStopped
 			}
+		}
+		if r := c.Delta.Refusal; r != "" && rd.refusal.Len() < maxRefusal {
+			rd.refusal.WriteString(r[:min(len(r), maxRefusal-rd.refusal.Len())])
 		}
 		for i, d := range c.Delta.ToolCalls {
 			if err := rd.addFragment(i, d); err != nil {
@@ -234,13 +243,16 @@ func argumentsText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// finishError is the failure a finish reason stands for: the reply was cut (length) or
-// filtered (content_filter), as response.incomplete is on the Responses wire.
-func finishError(reason string) error {
-	switch reason {
-	case "length":
-		return &Error{Kind: KindProvider, UpstreamCode: "max_output_tokens", Message: "response incomplete: length"}
-	case "content_filter":
+// finishError is the failure the end of a round stands for: the model refused (a refusal
+// instead of an answer, as strict structured outputs send it), the output limit cut the
+// reply (length), or a filter did (content_filter), as on the Responses wire.
+func (rd *chatRound) finishError() error {
+	switch {
+	case rd.refusal.Len() > 0:
+		return &Error{Kind: KindRefused, UpstreamCode: "refusal", Message: rd.refusal.String()}
+	case rd.finish == "length":
+		return &Error{Kind: KindTruncated, UpstreamCode: "length", Message: "response incomplete: length"}
+	case rd.finish == "content_filter":
 		return &Error{Kind: KindProvider, UpstreamCode: "content_filter", Message: "response incomplete: content_filter"}
 	}
 	return nil

@@ -9,15 +9,19 @@ import (
 // chatRequest is the JSON body of POST /chat/completions. headers are the extra request
 // headers of the [Request]; they are not part of the body.
 type chatRequest struct {
-	Model          string              `json:"model,omitempty"`
-	Messages       []chatMessage       `json:"messages"`
-	Tools          []chatTool          `json:"tools,omitempty"`
-	ToolChoice     any                 `json:"tool_choice,omitempty"`
-	MaxTokens      int                 `json:"max_tokens,omitempty"`
-	Temperature    *float64            `json:"temperature,omitempty"`
-	ResponseFormat *chatResponseFormat `json:"response_format,omitempty"`
-	Stream         bool                `json:"stream"`
-	StreamOptions  streamOptions       `json:"stream_options"`
+	Model      string        `json:"model,omitempty"`
+	Messages   []chatMessage `json:"messages"`
+	Tools      []chatTool    `json:"tools,omitempty"`
+	ToolChoice any           `json:"tool_choice,omitempty"`
+	// The output limit goes in one of the two: OpenAI's own endpoints take
+	// max_completion_tokens (their reasoning models refuse max_tokens), every other
+	// OpenAI-compatible server max_tokens.
+	MaxTokens           int                 `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                 `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64            `json:"temperature,omitempty"`
+	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
+	Stream              bool                `json:"stream"`
+	StreamOptions       streamOptions       `json:"stream_options"`
 
 	headers http.Header
 }
@@ -72,6 +76,8 @@ type conversation struct {
 	messages []chatMessage
 	tools    []chatTool
 	choice   any
+	// completionTokens sends the output limit as max_completion_tokens.
+	completionTokens bool
 }
 
 // newConversation starts the conversation of req. A ToolChoice other than one of the
@@ -112,8 +118,13 @@ func (c *conversation) offer(fns []Function) {
 // longer call tools.
 func (c *conversation) body(last bool) chatRequest {
 	b := chatRequest{
-		Model: c.req.Model, Messages: c.messages, MaxTokens: c.req.MaxOutputTokens,
+		Model: c.req.Model, Messages: c.messages,
 		Temperature: c.req.Temperature, ResponseFormat: c.req.JSON.chatFormat(), Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, headers: c.req.Headers,
+	}
+	if c.completionTokens {
+		b.MaxCompletionTokens = c.req.MaxOutputTokens
+	} else {
+		b.MaxTokens = c.req.MaxOutputTokens
 	}
 	if len(c.tools) > 0 {
 		b.Tools, b.ToolChoice = c.tools, c.choice

@@ -184,12 +184,16 @@ func (c *Client) stream(ctx context.Context, req Request, yield func(Event, erro
 	if err != nil {
 		return err
 	}
-	body, requestID, err := openStream(c.rt, out)
+	a, err := openStream(c.rt, out)
 	if err != nil {
 		return err
 	}
-	err = readEvents(body, requestID, &c.parsers, yield)
-	release(body, err == nil)
+	if a.whole {
+		err = readWholeResponse(a.body, a.requestID, yield)
+	} else {
+		err = readEvents(a.body, a.requestID, &c.parsers, yield)
+	}
+	release(a.body, err == nil)
 	if errors.Is(err, errStopped) {
 		return nil
 	}
@@ -224,23 +228,32 @@ func release(body io.ReadCloser, complete bool) {
 // request's body is let go of once sent, and the response's headers once read: the body
 // streams for the whole turn, and a provider answers with a dozen headers or more (rate
 // limits, tracing, cookies) that nothing reads after this.
-func openStream(rt http.RoundTripper, out *outgoing) (io.ReadCloser, string, error) {
+func openStream(rt http.RoundTripper, out *outgoing) (answer, error) {
 	resp, err := rt.RoundTrip(out.req)
 	out.body.release()
 	if err != nil {
-		return nil, "", transportError(err)
+		return answer{}, transportError(err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, "", httpError(resp)
+		return answer{}, httpError(resp)
 	}
-	if err := checkEventStream(resp); err != nil {
+	whole, err := checkEventStream(resp)
+	if err != nil {
 		resp.Body.Close()
-		return nil, "", err
+		return answer{}, err
 	}
-	requestID := resp.Header.Get("X-Request-Id")
+	a := answer{body: resp.Body, requestID: resp.Header.Get("X-Request-Id"), whole: whole}
 	resp.Header = nil
-	return resp.Body, requestID, nil
+	return a, nil
+}
+
+// answer is an open response: its body, the provider's request id, and whether it is one
+// whole JSON answer rather than an event stream.
+type answer struct {
+	body      io.ReadCloser
+	requestID string
+	whole     bool
 }
 
 // newRequest builds the HTTP request for req.
@@ -289,16 +302,21 @@ func newPost(ctx context.Context, endpoint, apiKey string, headers http.Header, 
 	return out, nil
 }
 
-// checkEventStream refuses a 2xx response that is not an event stream, such as a proxy's
-// HTML page or a JSON answer from a server that ignored "stream": true. The body's start
-// goes into the message to make the misconfiguration visible.
-func checkEventStream(resp *http.Response) error {
+// checkEventStream takes a 2xx response that is an event stream, or one JSON answer from a
+// server that ignored "stream": true (whole is true then), and refuses anything else, such
+// as a proxy's HTML page; the body's start goes into the message to make the
+// misconfiguration visible.
+func checkEventStream(resp *http.Response) (whole bool, err error) {
 	ct := resp.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "text/event-stream" {
-		return nil
+	mt, _, perr := mime.ParseMediaType(ct)
+	switch {
+	case perr == nil && mt == "text/event-stream":
+		return false, nil
+	case perr == nil && mt == "application/json":
+		return true, nil
 	}
 	e := httpError(resp)
 	e.Kind = KindProvider
 	e.Message = fmt.Sprintf("upstream answered %q instead of text/event-stream: %s", ct, e.Message)
-	return e
+	return false, e
 }

@@ -147,7 +147,7 @@ func TestStreamTranscripts(t *testing.T) {
 		{
 			file:    "response_incomplete.sse",
 			want:    []Event{created("resp_7", "", "response_incomplete.sse"), delta("Long")},
-			wantErr: &Error{Kind: KindProvider, UpstreamCode: "max_output_tokens", Message: "response incomplete: max_output_tokens"},
+			wantErr: &Error{Kind: KindTruncated, UpstreamCode: "max_output_tokens", Message: "response incomplete: max_output_tokens"},
 		},
 		{
 			file:    "eof_no_terminal.sse",
@@ -225,9 +225,10 @@ func TestStreamHTTPErrors(t *testing.T) {
 			want: &Error{Kind: KindRateLimited, HTTPStatus: 429, UpstreamCode: "rate_limit_exceeded", Message: "Rate limit reached for requests", RetryAfter: 1500 * time.Millisecond}, sentinel: ErrRateLimited,
 		},
 		{
+			// A billing stop: waiting will not lift it, so it is not a rate limit.
 			name: "429 quota without Retry-After", status: 429,
 			body: `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":null}}`,
-			want: &Error{Kind: KindRateLimited, HTTPStatus: 429, UpstreamCode: "insufficient_quota", Message: "You exceeded your current quota."}, sentinel: ErrRateLimited,
+			want: &Error{Kind: KindProvider, HTTPStatus: 429, UpstreamCode: "insufficient_quota", Message: "You exceeded your current quota."}, sentinel: ErrProvider,
 		},
 		{
 			name: "500 server error", status: 500,
@@ -244,9 +245,9 @@ func TestStreamHTTPErrors(t *testing.T) {
 			want: &Error{Kind: KindUnavailable, HTTPStatus: 503, Message: "Service Unavailable"}, sentinel: ErrUnavailable,
 		},
 		{
-			name: "200 with JSON instead of a stream", status: 200,
-			body: `{"id":"resp_1","object":"response","status":"completed"}`,
-			want: &Error{Kind: KindProvider, HTTPStatus: 200, Message: `upstream answered "application/json" instead of text/event-stream: {"id":"resp_1","object":"response","status":"completed"}`}, sentinel: ErrProvider,
+			name: "200 with a proxy's page instead of a stream", status: 200, contentType: "text/html",
+			body: `<html>Sign in to the proxy</html>`,
+			want: &Error{Kind: KindProvider, HTTPStatus: 200, Message: `upstream answered "text/html" instead of text/event-stream: <html>Sign in to the proxy</html>`}, sentinel: ErrProvider,
 		},
 	}
 	for _, tt := range tests {

@@ -31,7 +31,18 @@ const (
 	KindUnavailable
 	// KindTimeout: a network timeout (response headers too slow, dial or read timeout).
 	KindTimeout
+	// KindRefused: the model declined to answer (a refusal on either wire); Message is the
+	// model's refusal, which it wrote for the user.
+	KindRefused
+	// KindTruncated: the output limit cut the answer (finish_reason length, or an
+	// incomplete response for max_output_tokens); the text so far was delivered.
+	KindTruncated
 )
+
+// Kinds lists every failure kind.
+func Kinds() []Kind {
+	return []Kind{KindProvider, KindRateLimited, KindUnavailable, KindTimeout, KindRefused, KindTruncated}
+}
 
 // String names the kind for logs.
 func (k Kind) String() string {
@@ -42,6 +53,10 @@ func (k Kind) String() string {
 		return "unavailable"
 	case KindTimeout:
 		return "timeout"
+	case KindRefused:
+		return "refused"
+	case KindTruncated:
+		return "truncated"
 	}
 	return "provider"
 }
@@ -53,6 +68,8 @@ var (
 	ErrUnavailable = errors.New("upstream: unavailable")
 	ErrTimeout     = errors.New("upstream: timeout")
 	ErrProvider    = errors.New("upstream: provider error")
+	ErrRefused     = errors.New("upstream: the model refused")
+	ErrTruncated   = errors.New("upstream: the output limit cut the answer")
 )
 
 // Error is a failed upstream call, before or during the stream. Kind decides what the client
@@ -113,6 +130,10 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindTimeout
 	case ErrProvider:
 		return e.Kind == KindProvider
+	case ErrRefused:
+		return e.Kind == KindRefused
+	case ErrTruncated:
+		return e.Kind == KindTruncated
 	}
 	return false
 }
@@ -144,6 +165,9 @@ func httpError(resp *http.Response) *Error {
 	if json.Unmarshal(body, &eb) == nil && (eb.Error.Message != "" || eb.Error.Type != "") {
 		e.Message = eb.Error.Message
 		e.UpstreamCode = firstNonEmpty(rawString(eb.Error.Code), eb.Error.Type)
+		if billingStop(e.UpstreamCode) || billingStop(eb.Error.Type) {
+			e.Kind = KindProvider // a 429 that waiting will not end
+		}
 	} else {
 		e.Message = firstNonEmpty(truncate(string(bytes.TrimSpace(body)), 300), http.StatusText(resp.StatusCode))
 		if readErr != nil {
@@ -171,16 +195,29 @@ func statusCode(status int) Kind {
 // it: an HTTP status given as the code (OpenRouter's chunks) maps as statusCode does, a
 // named rate limit is a rate limit, and any other code is the provider's failure (a
 // stream that has begun is not retried elsewhere because the provider called its own
-// failure a server error).
+// failure a server error). A billing or quota stop is the provider's failure, not a rate
+// limit: retrying in a moment, as a rate limit tells clients to, will not lift it.
 func codeKind(code string) Kind {
 	if n, err := strconv.Atoi(code); err == nil {
 		return statusCode(n)
 	}
 	switch strings.ToLower(code) {
-	case "rate_limit_exceeded", "rate_limited", "rate_limit_error", "too_many_requests", "insufficient_quota":
+	case "rate_limit_exceeded", "rate_limited", "rate_limit_error", "too_many_requests":
 		return KindRateLimited
 	}
 	return KindProvider
+}
+
+// billingStop reports a provider's code for an account that cannot pay for the call:
+// OpenAI's insufficient_quota (sent with HTTP 429) and billing codes, the credit and
+// balance codes of OpenRouter and DeepSeek (HTTP 402).
+func billingStop(code string) bool {
+	switch strings.ToLower(code) {
+	case "insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
+		"insufficient_credits", "payment_required":
+		return true
+	}
+	return false
 }
 
 // retryAfter reads the wait the provider asked for. retry-after-ms is finer than

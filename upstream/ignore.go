@@ -14,6 +14,7 @@ var handled = map[string]bool{
 	"response.created": true, evTextDelta: true, "response.output_item.added": true,
 	"response.output_item.done": true, "response.mcp_call.failed": true, "response.completed": true,
 	"response.failed": true, "response.incomplete": true, "error": true,
+	"response.refusal.delta": true, "response.refusal.done": true,
 }
 
 // ignorable reports, without encoding/json, whether a frame strict parsed, read by
@@ -69,14 +70,14 @@ func ignoredFields(o *fastjson.Object, name string) (typ string, item *fastjson.
 // no other key matches a field only by case.
 func readsAsWireEvent(key []byte, v *fastjson.Value) bool {
 	switch string(key) {
-	case "delta", "item_id", "message":
+	case "delta", "item_id", "message", "refusal":
 		return stringOrNull(v)
 	case "item":
 		return objectRead(v, []string{"id", "type", "status", "server_label", "name", "arguments"}, []string{"output", "error"})
 	case "error", "code":
 		return true // raw JSON: any value reads
 	}
-	return !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message")
+	return !foldsTo(key, "type", "delta", "item_id", "item", "response", "error", "code", "message", "refusal")
 }
 
 // objectRead reports whether encoding/json reads v into a struct whose fields are strs

@@ -27,6 +27,8 @@ type wireEvent struct {
 	Error   json.RawMessage `json:"error"`
 	Code    json.RawMessage `json:"code"`
 	Message string          `json:"message"`
+	// Refusal is the whole refusal of response.refusal.done.
+	Refusal string `json:"refusal"`
 }
 
 // wireResponse is the response object of created, completed, failed and incomplete.
@@ -79,6 +81,25 @@ type streamState struct {
 	// failed holds the ids of MCP calls that got mcp_call.failed; the failure detail only
 	// comes with the item's output_item.done, which follows.
 	failed map[string]bool
+	// refusal is the model's refusal so far (response.refusal.delta): a response that
+	// completes with one is a refusal, not an answer.
+	refusal strings.Builder
+}
+
+// addRefusal keeps a piece of the refusal, up to maxRefusal bytes.
+func (st *streamState) addRefusal(r string) {
+	if room := maxRefusal - st.refusal.Len(); room > 0 {
+		st.refusal.WriteString(r[:min(len(r), room)])
+	}
+}
+
+// end is the outcome of a terminal completed event: the completion, or the refusal the
+// response held instead of an answer.
+func (st *streamState) end(ev Event) (Event, error) {
+	if ev.Kind == EventCompleted && st.refusal.Len() > 0 {
+		return Event{}, &Error{Kind: KindRefused, UpstreamCode: "refusal", Message: st.refusal.String()}
+	}
+	return ev, nil
 }
 
 // readEvents decodes r and yields the events of one response until a terminal event, a
@@ -120,10 +141,13 @@ func (st *streamState) parse(f frame) (ev Event, terminal bool, err error) {
 	p := st.parsers.get()
 	ev, terminal, ok := st.parseFast(p, f)
 	st.parsers.put(p) // ev holds copies only
-	if ok {
-		return ev, terminal, nil
+	if !ok {
+		ev, terminal, err = st.parseAny(f)
 	}
-	return st.parseAny(f)
+	if terminal && err == nil {
+		ev, err = st.end(ev)
+	}
+	return ev, terminal, err
 }
 
 // parseFast is parse for the frames fastjson can answer for, parsed with p; ok is false
@@ -198,6 +222,12 @@ func (st *streamState) parseAny(f frame) (ev Event, terminal bool, err error) {
 	case "response.output_item.done":
 		if w.Item != nil && w.Item.Type == "mcp_call" {
 			ev = Event{Kind: EventToolCallDone, Tool: st.toolCall(w.Item, true)}
+		}
+	case "response.refusal.delta":
+		st.addRefusal(w.Delta)
+	case "response.refusal.done":
+		if st.refusal.Len() == 0 {
+			st.addRefusal(w.Refusal)
 		}
 	case "response.completed":
 		return completed(w.Response), true, nil
@@ -422,6 +452,9 @@ func streamError(typ string, w *wireEvent) *Error {
 		if w.Response != nil && w.Response.IncompleteDetails != nil && w.Response.IncompleteDetails.Reason != "" {
 			e.UpstreamCode = w.Response.IncompleteDetails.Reason
 			e.Message = "response incomplete: " + e.UpstreamCode
+		}
+		if e.UpstreamCode == "max_output_tokens" {
+			e.Kind = KindTruncated
 		}
 	}
 	return e

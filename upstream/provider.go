@@ -43,6 +43,17 @@ func DetectProvider(baseURL string) string {
 	return ProviderOpenAICompatible
 }
 
+// openAIHost reports OpenAI's own API, or Azure OpenAI's: the servers that take the output
+// limit as max_completion_tokens.
+func openAIHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	return host == "api.openai.com" || strings.HasSuffix(host, ".openai.com") || strings.HasSuffix(host, ".openai.azure.com")
+}
+
 // endpointURL joins an API root and a route's path. The root may carry a query (Azure's
 // ?api-version=…), which stays the URL's query: the route goes on the path.
 func endpointURL(base, route string) string {

@@ -107,6 +107,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if err != nil {
 		return err
 	}
+	m.Zero(knownLabels(cfg, skillRunner.Catalog()))
 	skillJobs := jobs.New(st, skillRunner, jobs.Options{Lease: store.Lease{Owner: replica, TTL: cfg.LeaseTTL},
 		Concurrency: cfg.SkillJobConcurrency, Logger: logger})
 	skillJobs.Start(ctx)
@@ -145,7 +146,8 @@ func newSkillRunner(cfg config.Config, up jsonskill.Model, st *store.Store, logg
 		return nil, err
 	}
 	return jsonskill.New(catalog, up, st, jsonskill.Options{
-		CallTimeout: cfg.SkillCallTimeout, DedupWindow: cfg.SkillDedupWindow, Logger: logger, Metrics: m,
+		CallTimeout: cfg.SkillCallTimeout, DedupWindow: cfg.SkillDedupWindow, MaxOutputTokens: cfg.SkillMaxOutputTokens,
+		Logger: logger, Metrics: m,
 	}), nil
 }
 

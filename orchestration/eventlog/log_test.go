@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/store"
 	"github.com/phaseflow/phaseflow/store/storetest"
@@ -308,7 +309,7 @@ func TestReconnectPastTheEnd(t *testing.T) {
 			}
 			done <- seqs
 		}()
-		if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeCancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
+		if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: failure.Cancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
 			t.Fatal(err)
 		}
 		if seqs := <-done; len(seqs) != 0 {
@@ -509,7 +510,7 @@ func TestOutageKeepsEventsAndResumes(t *testing.T) {
 		t.Fatalf("append over the pending bound = %v, want it to wait until its context ends", err)
 	}
 	cancel()
-	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInterrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
+	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: failure.Interrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
 		t.Fatalf("terminal event over the bound: %v (it must always be accepted)", err)
 	}
 	if since, failing := l.FailingSince(); !failing || time.Since(since) > time.Minute {
@@ -563,7 +564,7 @@ func TestLostMessage(t *testing.T) {
 		}
 		follower := make(chan []int64, 1)
 		go func() { seqs, _ := follow(l, id, 0, 1, nil); follower <- seqs }()
-		if _, err := w2.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInterrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
+		if _, err := w2.Finish(ctx, events.Error, events.ErrorData{Code: failure.Interrupted}, &store.Message{Status: store.StatusInterrupted}); err != nil {
 			t.Fatal(err)
 		}
 		wantSeqs(t, <-follower, 1, 2) // the old owner's delta 1, then the new owner's terminal
@@ -615,7 +616,7 @@ func TestAStalledFollowerDoesNotHoldUpTheProducer(t *testing.T) {
 			t.Fatalf("append %d blocked behind a stalled follower: %v", i, err)
 		}
 	}
-	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeCancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
+	if _, err := w.Finish(ctx, events.Error, events.ErrorData{Code: failure.Cancelled}, &store.Message{Status: store.StatusCancelled}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Wait(ctx); err != nil {
@@ -739,7 +740,7 @@ func TestRefusedFinish(t *testing.T) {
 		if _, err := w.Finish(ctx, events.Completed, events.CompletedData{ReplyLen: 2}, done); !errors.Is(err, ErrRefused) {
 			t.Fatalf("Finish = %v, want ErrRefused", err)
 		}
-		seq, err := w.Finish(ctx, events.Error, events.ErrorData{Code: events.CodeInternalError}, &store.Message{Status: store.StatusFailed})
+		seq, err := w.Finish(ctx, events.Error, events.ErrorData{Code: failure.InternalError}, &store.Message{Status: store.StatusFailed})
 		if err != nil || seq != 3 {
 			t.Fatalf("Finish after the refusal = %d, %v; want seq 3", seq, err)
 		}

@@ -1,6 +1,6 @@
 // Package events is the vocabulary of the client event stream (sse-contract.md §3): the five
-// event names, the payload of each (completed's metadata included), the error codes, and
-// the [Emitter] every turn writes them through. The orchestrator produces these payloads,
+// event names, the payload of each (completed's metadata included), and the [Emitter] every
+// turn writes them through; the error codes are package failure's. The orchestrator produces these payloads,
 // the event log stores them as JSON, and the API forwards them untouched, so the contract
 // lives in exactly one place.
 package events
@@ -34,19 +34,6 @@ const (
 	StateToolCall     = "tool_call"
 	StateRetrying     = "retrying"
 	StatePhaseChanged = "phase_changed"
-)
-
-// Error codes of the error event. Clients match on them, so they never change.
-const (
-	CodeProviderError       = "provider_error"
-	CodeUpstreamTimeout     = "upstream_timeout"
-	CodeUpstreamUnavailable = "upstream_unavailable"
-	CodeRateLimited         = "rate_limited"
-	CodeReplyInvalid        = "reply_invalid"
-	CodeCancelled           = "cancelled"
-	CodeInterrupted         = "interrupted"
-	CodeInternalError       = "internal_error"
-	CodeReplyTooLarge       = "reply_too_large"
 )
 
 // Base holds the fields every event carries, so a client can tell turns and tabs apart.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/lease"
@@ -58,6 +59,9 @@ func Failed(t Turn, f Failure) Tail {
 		meta.FallbackReply = fallback(texts, f.Locale)
 	}
 	text = localized(texts, f.Locale, code, text)
+	if words := failure.Refusal(f.Err); words != "" {
+		text += " " + words // the model's own words, written for the user
+	}
 	route := finalRoute(t.Route, res)
 	data := &events.ErrorData{Code: code, Message: text, Error: text, Provider: route.Provider, ResolvedModel: route.ResolvedModel,
 		EndpointID: route.EndpointID, ToolCalls: calls, Fallback: meta.FallbackReply}
@@ -78,16 +82,16 @@ func Orphan(m *store.Message, text, fallbackReply, why string, route events.Rout
 		why = ErrInterrupted.Error()
 	}
 	msg.Status, msg.Content = store.StatusInterrupted, text
-	setError(&msg, events.CodeInterrupted, why)
+	setError(&msg, failure.Interrupted, why)
 	data := &events.ErrorData{
-		Base: events.Base{MessageID: m.ID, RequestID: m.RequestID}, Code: events.CodeInterrupted,
+		Base: events.Base{MessageID: m.ID, RequestID: m.RequestID}, Code: failure.Interrupted,
 		Message: why, Error: why, Provider: route.Provider, ResolvedModel: route.ResolvedModel, EndpointID: route.EndpointID,
 	}
 	if text != "" {
 		data.Fallback = fallbackReply
 		setJSON(&msg.Metadata, events.FailureMetadata{FallbackReply: fallbackReply})
 	}
-	return Tail{Name: events.Error, Data: data, Message: &msg, Code: events.CodeInterrupted}
+	return Tail{Name: events.Error, Data: data, Message: &msg, Code: failure.Interrupted}
 }
 
 // setError sets a failed message's error column.
@@ -118,7 +122,7 @@ func quote(s string) string {
 // brokenOff reports a stream that broke after partial text: a failure other than the
 // user's cancel or a refused reply, with text already out. Its client gets a fallback.
 func brokenOff(code, partial string) bool {
-	return partial != "" && code != events.CodeCancelled && code != events.CodeReplyInvalid
+	return partial != "" && code != failure.Cancelled && code != failure.ReplyInvalid
 }
 
 // fallback is the reply that stands in for one cut off (skills fallback/interrupted), in
@@ -154,20 +158,20 @@ func Classify(cause, err error) (code, status, text string) {
 	var refused *stream.RefusedError
 	switch {
 	case errors.Is(err, lease.ErrCancelled) || errors.Is(cause, lease.ErrCancelled):
-		return events.CodeCancelled, store.StatusCancelled, lease.ErrCancelled.Error()
+		return failure.Cancelled, store.StatusCancelled, lease.ErrCancelled.Error()
 	case errors.Is(cause, lease.ErrOutage):
-		return events.CodeInterrupted, store.StatusInterrupted, lease.ErrOutage.Error()
+		return failure.Interrupted, store.StatusInterrupted, lease.ErrOutage.Error()
 	case errors.Is(err, ErrInterrupted) || errors.Is(cause, ErrInterrupted):
-		return events.CodeInterrupted, store.StatusInterrupted, ErrInterrupted.Error()
+		return failure.Interrupted, store.StatusInterrupted, ErrInterrupted.Error()
 	case errors.Is(err, ErrTurnTimeout), errors.Is(cause, ErrTurnTimeout):
-		return events.CodeUpstreamTimeout, store.StatusFailed, ErrTurnTimeout.Error()
+		return failure.UpstreamTimeout, store.StatusFailed, ErrTurnTimeout.Error()
 	case errors.As(err, &refused):
-		return events.CodeReplyInvalid, store.StatusFailed, refused.Error()
+		return failure.ReplyInvalid, store.StatusFailed, refused.Error()
 	}
 	if code, text, ok := stream.Failure(err); ok {
 		return code, store.StatusFailed, text
 	}
-	return events.CodeInternalError, store.StatusFailed, "internal error"
+	return failure.InternalError, store.StatusFailed, "internal error"
 }
 
 // problemTexts lists each refused attempt's problems, in order.

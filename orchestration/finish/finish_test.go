@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/orchestration/lease"
@@ -144,21 +145,21 @@ func TestFailed(t *testing.T) {
 		message      string // the client's text
 	}{
 		{name: "cancelled keeps its partial text, no fallback", cause: lease.ErrCancelled, err: context.Canceled, partial: "half",
-			code: events.CodeCancelled, status: store.StatusCancelled},
+			code: failure.Cancelled, status: store.StatusCancelled},
 		{name: "shutdown after partial text gets the fallback", cause: ErrInterrupted, err: context.Canceled, partial: "half",
-			code: events.CodeInterrupted, status: store.StatusInterrupted, fallback: true},
+			code: failure.Interrupted, status: store.StatusInterrupted, fallback: true},
 		{name: "the turn's time limit", cause: ErrTurnTimeout, err: context.Canceled,
-			code: events.CodeUpstreamTimeout, status: store.StatusFailed},
+			code: failure.UpstreamTimeout, status: store.StatusFailed},
 		{name: "a refused reply", err: &stream.RefusedError{Refused: [][]thinkingml.Issue{{{Code: thinkingml.CodeMalformedXML}}}}, partial: "<final>bad",
-			code: events.CodeReplyInvalid, status: store.StatusFailed},
+			code: failure.ReplyInvalid, status: store.StatusFailed},
 		{name: "an upstream's rate limit", err: fmt.Errorf("stream: %w", &upstream.Error{Kind: upstream.KindRateLimited, HTTPStatus: 429, Message: "Rate limit reached"}),
-			code: events.CodeRateLimited, status: store.StatusFailed},
+			code: failure.RateLimited, status: store.StatusFailed},
 		{name: "a planning failure, before any plan", err: errors.New("boom"), noPlan: true,
-			code: events.CodeInternalError, status: store.StatusFailed, message: "Something went wrong on the server."},
+			code: failure.InternalError, status: store.StatusFailed, message: "Something went wrong on the server."},
 		{name: "a zh session reads its error in Chinese", err: fmt.Errorf("stream: %w", &upstream.Error{Kind: upstream.KindUnavailable, HTTPStatus: 503}),
-			code: events.CodeUpstreamUnavailable, status: store.StatusFailed, locale: "zh", message: "无法连接模型服务，请稍后再试。"},
+			code: failure.UpstreamUnavailable, status: store.StatusFailed, locale: "zh", message: "无法连接模型服务，请稍后再试。"},
 		{name: "a zh session's fallback and error before any plan", cause: ErrInterrupted, err: context.Canceled, partial: "半", noPlan: true,
-			code: events.CodeInterrupted, status: store.StatusInterrupted, fallback: true, locale: "zh", message: "服务器在回复完成之前停止了。"},
+			code: failure.Interrupted, status: store.StatusInterrupted, fallback: true, locale: "zh", message: "服务器在回复完成之前停止了。"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +183,7 @@ func TestFailed(t *testing.T) {
 			if tc.locale == "zh" && data.Fallback != "" && !strings.ContainsFunc(data.Fallback, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
 				t.Fatalf("a zh fallback %q is not Chinese", data.Fallback)
 			}
-			if tc.code == events.CodeInternalError && strings.Contains(data.Message, "boom") {
+			if tc.code == failure.InternalError && strings.Contains(data.Message, "boom") {
 				t.Fatalf("an internal error's words reached the client: %q", data.Message)
 			}
 			var meta events.FailureMetadata

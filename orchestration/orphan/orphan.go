@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/handlers"
 	"github.com/phaseflow/phaseflow/orchestration/eventlog"
 	"github.com/phaseflow/phaseflow/orchestration/events"
@@ -86,7 +87,7 @@ func (e *Ender) texts(ctx context.Context, m *store.Message, partial bool) (fall
 			e.logger.Error("fallback reply", "err", err)
 		}
 	}
-	if why, err = postprocess.ErrorMessage(skills, sess.Locale, events.CodeInterrupted); err != nil {
+	if why, err = postprocess.ErrorMessage(skills, sess.Locale, failure.Interrupted); err != nil {
 		e.logger.Error("interrupted message", "err", err)
 	}
 	return fallback, why

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phaseflow/phaseflow/orchestration/events"
+	"github.com/phaseflow/phaseflow/failure"
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/upstream"
 )
@@ -85,12 +85,12 @@ func TestFailure(t *testing.T) {
 		err  error
 		code string
 	}{
-		{"rate limited", &upstream.Error{Kind: upstream.KindRateLimited, Message: "Rate limit reached for sk-abc"}, events.CodeRateLimited},
-		{"unavailable", &upstream.Error{Kind: upstream.KindUnavailable}, events.CodeUpstreamUnavailable},
-		{"timeout", &upstream.Error{Kind: upstream.KindTimeout}, events.CodeUpstreamTimeout},
-		{"provider", &upstream.Error{Kind: upstream.KindProvider, Message: "Incorrect API key provided: sk-abc"}, events.CodeProviderError},
-		{"idle", ErrIdle, events.CodeUpstreamTimeout},
-		{"no terminal event", upstream.ErrNoTerminal, events.CodeProviderError},
+		{"rate limited", &upstream.Error{Kind: upstream.KindRateLimited, Message: "Rate limit reached for sk-abc"}, failure.RateLimited},
+		{"unavailable", &upstream.Error{Kind: upstream.KindUnavailable}, failure.UpstreamUnavailable},
+		{"timeout", &upstream.Error{Kind: upstream.KindTimeout}, failure.UpstreamTimeout},
+		{"provider", &upstream.Error{Kind: upstream.KindProvider, Message: "Incorrect API key provided: sk-abc"}, failure.ProviderError},
+		{"idle", ErrIdle, failure.UpstreamTimeout},
+		{"no terminal event", upstream.ErrNoTerminal, failure.ProviderError},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -236,7 +236,8 @@ func (r *Router) failure(ctx, actx context.Context, ep *endpoint, committed bool
 }
 
 // unhealthy reports whether err says the endpoint is down or overloaded, rather than
-// that it refused this request: connect errors and 5xx (upstream_unavailable), 429,
+// that it refused this request: connect errors and 5xx (upstream_unavailable), 429 (a
+// rate limit, or a quota the account has used), 402 (an account that cannot pay),
 // time-outs and 408.
 func unhealthy(err error) bool {
 	var ue *upstream.Error
@@ -247,7 +248,11 @@ func unhealthy(err error) bool {
 	case upstream.KindRateLimited, upstream.KindUnavailable, upstream.KindTimeout:
 		return true
 	}
-	return ue.HTTPStatus == http.StatusRequestTimeout
+	switch ue.HTTPStatus {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusPaymentRequired:
+		return true
+	}
+	return false
 }
 
 // request is req as ep is sent it: with ep's model, and a JSON request in ep's output mode.

@@ -953,7 +953,7 @@ export interface components {
         /** @description `event: error`, terminal, even after some content_delta events. */
         ErrorEvent: components["schemas"]["EventBase"] & {
             /** @enum {string} */
-            code: "provider_error" | "upstream_timeout" | "upstream_unavailable" | "rate_limited" | "reply_invalid" | "cancelled" | "interrupted" | "internal_error" | "reply_too_large";
+            code: "provider_error" | "upstream_timeout" | "upstream_unavailable" | "rate_limited" | "model_refused" | "output_truncated" | "budget_exhausted" | "reply_invalid" | "cancelled" | "interrupted" | "internal_error" | "reply_too_large";
             endpoint_id: number;
             /** @description Same text as `message`, for old clients. */
             error: string;
@@ -1460,7 +1460,7 @@ export interface components {
         };
         SkillRunError: {
             /** @enum {string} */
-            code: "skill_output_invalid" | "reasoning_language_violation_after_retry" | "provider_error" | "rate_limited" | "upstream_timeout" | "upstream_unavailable" | "invalid_input";
+            code: "skill_output_invalid" | "reasoning_language_violation_after_retry" | "model_refused" | "output_truncated" | "budget_exhausted" | "provider_error" | "rate_limited" | "upstream_timeout" | "upstream_unavailable" | "invalid_input";
             message: string;
         };
         SkillRunList: {
