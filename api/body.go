@@ -20,9 +20,17 @@ import (
 // (readBody) or the event stream starts (startSSE), so slow senders are cut off without
 // touching the answer. It is used instead of echo's BodyLimit, whose pooled reader must not
 // be touched after the handler returns.
-func bodyLimitMiddleware(limit int64, timeout time.Duration) echo.MiddlewareFunc {
+//
+// The JSON skills' routes take more: the largest input a skill accepts, written as JSON (a
+// terminal snapshot of escape sequences takes six bytes a byte, "\u001b"), so that the two
+// limits agree.
+func bodyLimitMiddleware(general, skills int64, timeout time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			limit := general
+			if skillRoute(c.Path()) {
+				limit = max(general, skills)
+			}
 			r := c.Request()
 			if r.ContentLength > limit {
 				return tooLarge(limit)
@@ -36,6 +44,11 @@ func bodyLimitMiddleware(limit int64, timeout time.Duration) echo.MiddlewareFunc
 			return next(c)
 		}
 	}
+}
+
+// skillRoute reports the routes that take a JSON skill's inputs.
+func skillRoute(path string) bool {
+	return path == "/api/v1/skills/:name/runs" || path == "/api/v1/skills/:name/jobs"
 }
 
 // readBody reads the whole body, mapping an over-long one to 413 and one sent too slowly to

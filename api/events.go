@@ -27,7 +27,7 @@ func (s *Server) getEvents(c echo.Context) error {
 	if isFinished(msg) && after >= msg.LastEventID {
 		return c.NoContent(http.StatusNoContent) // tells EventSource to stop reconnecting
 	}
-	release, err := s.slots.take(claims.Subject)
+	release, err := s.slots.take(c, claims.Subject)
 	if err != nil {
 		return err
 	}

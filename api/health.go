@@ -45,3 +45,18 @@ func (s *Server) readiness(err error) {
 	}
 	s.logger.Info("ready: the database answers")
 }
+
+// Probe answers a health probe that arrives when the replica holds all the connections it
+// may (see ConnLimits.Health): /healthz as its route does, /readyz after asking the
+// database, so a flooded replica still reads as alive and ready.
+func (s *Server) Probe(path string) (int, []byte) {
+	if path == "/readyz" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.store.Ping(ctx); err != nil {
+			return http.StatusServiceUnavailable, []byte(`{"error":{"code":"not_ready","message":"database unreachable"}}` + "\n")
+		}
+		return http.StatusOK, []byte(`{"status":"ready"}` + "\n")
+	}
+	return http.StatusOK, []byte(`{"status":"ok"}` + "\n")
+}

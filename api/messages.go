@@ -73,7 +73,7 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 	}
 	release := func() {}
 	if wantsEventStream(c) { // before the turn starts: a refused stream starts nothing
-		if release, err = s.slots.take(claims.Subject); err != nil {
+		if release, err = s.slots.take(c, claims.Subject); err != nil {
 			return err
 		}
 	}

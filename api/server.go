@@ -80,6 +80,9 @@ type KeySet interface {
 type Config struct {
 	HeartbeatInterval   time.Duration
 	MaxBodyBytes        int64
+	// MaxSkillBodyBytes caps the bodies of the JSON skills' runs and jobs (see
+	// bodyLimitMiddleware); the larger of it and MaxBodyBytes applies.
+	MaxSkillBodyBytes int64
 	SerpQueriesOptional bool
 	// MaxStreamsPerUser caps one user's open event streams on this replica (429
 	// too_many_streams past it); 0 means none.
@@ -212,7 +215,7 @@ func (s *Server) routes() *echo.Echo {
 	methods := &methodTable{}
 	e.Pre(requestIDMiddleware(), logMiddleware(s.logger), metricsMiddleware(s.metrics), securityHeaders(),
 		headerLimit(s.cfg.MaxHeaderBytes), corsMiddleware(s.cfg.CORSOrigins), methodCheck(methods))
-	e.Use(paramsCheck(), bodyLimitMiddleware(s.cfg.MaxBodyBytes, s.cfg.BodyTimeout))
+	e.Use(paramsCheck(), bodyLimitMiddleware(s.cfg.MaxBodyBytes, s.cfg.MaxSkillBodyBytes, s.cfg.BodyTimeout))
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -188,6 +189,11 @@ type Config struct {
 	// MaxConnections caps the connections a replica holds open, below its file limit
 	// (0: the file limit less a reserve for the database, logs and files).
 	MaxConnections int
+	// MaxConnectionsPerClient is one client's share of MaxConnections (0: none): past it
+	// the client's own idle connections yield, then it is refused.
+	MaxConnectionsPerClient int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []netip.Prefix
 	// ReplyPolicy is what happens to a reply that fails validation.
 	ReplyPolicy ReplyPolicy
 	// SerpQueriesOptional lets a reply without serp queries pass validation.
@@ -364,6 +370,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_turn_events", c.MaxTurnEvents),
 		slog.Int("max_streams_per_user", c.MaxStreamsPerUser),
 		slog.Int("max_connections", c.MaxConnections),
+		slog.Int("max_connections_per_client", c.MaxConnectionsPerClient),
+		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("reply_policy", string(c.ReplyPolicy)),
 		slog.Bool("serp_optional", c.SerpQueriesOptional),
 		slog.Duration("skill_call_timeout", c.SkillCallTimeout),

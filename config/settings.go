@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -192,6 +193,12 @@ func settings() []setting {
 		{flag: "max-connections", env: "PHASEFLOW_MAX_CONNECTIONS", def: "0", arg: "n",
 			usage: "connections a replica holds open; past it new ones get 503 with Retry-After (0: the file limit less a reserve of 256)",
 			set:   setIntAtLeast(0, func(c *Config) *int { return &c.MaxConnections })},
+		{flag: "max-connections-per-client", env: "PHASEFLOW_MAX_CONNECTIONS_PER_CLIENT", def: "0", arg: "n",
+			usage: "one client address's share of the connections (0: none); past it its idle connections yield, then it is refused",
+			set:   setIntAtLeast(0, func(c *Config) *int { return &c.MaxConnectionsPerClient })},
+		{flag: "trusted-proxies", env: "PHASEFLOW_TRUSTED_PROXIES", def: "", arg: "cidr,…",
+			usage: "proxies (CIDR prefixes) whose X-Forwarded-For names the client, for the per-client share",
+			set:   setPrefixes},
 		{flag: "reply-policy", env: "PHASEFLOW_REPLY_POLICY", def: "retry", arg: "retry|report|off",
 			usage: "what to do with a reply that fails validation",
 			set:   setReplyPolicy},
@@ -507,6 +514,28 @@ func setList(field func(*Config) *[]string, check func(string) error) func(*Conf
 		*field(c) = out
 		return nil
 	}
+}
+
+// setPrefixes reads a comma-separated list of CIDR prefixes ("10.0.0.0/8") and single
+// addresses (a prefix of their full length).
+func setPrefixes(c *Config, v string) error {
+	c.TrustedProxies = nil
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil {
+				return fmt.Errorf("%q is not a CIDR prefix or an address", item)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
+	return nil
 }
 
 // checkOrigin accepts a browser origin as the Origin header spells it: scheme://host[:port]

@@ -134,6 +134,17 @@ func (c *Catalog) Get(name string) (*Skill, error) {
 	return sk, nil
 }
 
+// MaxInputBytes is the largest snapshot any skill accepts, in bytes (0: none takes one).
+func (c *Catalog) MaxInputBytes() int {
+	n := 0
+	for _, sk := range c.skills {
+		if snap := sk.rules.Snapshot; snap != nil {
+			n = max(n, snap.MaxBytes)
+		}
+	}
+	return n
+}
+
 // List returns the skills sorted by name.
 func (c *Catalog) List() []*Skill {
 	out := make([]*Skill, len(c.names))

@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		logger.Warn("ended generations left unfinished by replicas that are gone", "messages", n)
 	}
 	srv := api.New(api.Deps{
-		Config: apiConfig(cfg), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
+		Config: apiConfig(cfg, skillRunner.Catalog()), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
 		MessageRate:  messageRate(cfg, st, logger),
 		Orchestrator: orch, Skills: skillRunner, Prompts: skills.New(), SkillJobs: skillJobs, Store: st, Logger: logger,
 		Budget: meter,
@@ -165,6 +165,17 @@ const connectionReserve = 256
 
 // maxConnections is the connection cap: PHASEFLOW_MAX_CONNECTIONS, or the file limit (raised
 // to its hard maximum) less the reserve, logged either way.
+// idleTimeout is how long an idle keep-alive connection is kept while the replica has
+// room; the connection tracker shortens it as the room fills.
+const idleTimeout = 2 * time.Minute
+
+// connLimits are the replica's connection limits: the cap, a client's share, the trusted
+// proxies, and the health answer given when the cap is reached.
+func connLimits(cfg config.Config, srv *api.Server, logger *slog.Logger) api.ConnLimits {
+	return api.ConnLimits{Max: maxConnections(cfg, logger), PerClient: cfg.MaxConnectionsPerClient, IdleTimeout: idleTimeout,
+		Health: srv.Probe, TrustedProxies: cfg.TrustedProxies}
+}
+
 func maxConnections(cfg config.Config, logger *slog.Logger) int {
 	limit := raiseFileLimit()
 	n := cfg.MaxConnections
@@ -213,14 +224,22 @@ func closeLog(log *eventlog.Log, logger *slog.Logger) {
 	}
 }
 
-func apiConfig(cfg config.Config) api.Config {
+func apiConfig(cfg config.Config, skills *jsonskill.Catalog) api.Config {
 	return api.Config{
+		MaxSkillBodyBytes: skillBodyBytes(skills),
 		HeartbeatInterval: cfg.HeartbeatInterval, MaxBodyBytes: cfg.MaxBodyBytes, SerpQueriesOptional: cfg.SerpQueriesOptional,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxStreamsPerUser: cfg.MaxStreamsPerUser,
 		ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
 		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
 		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
 	}
+}
+
+// skillBodyBytes is the body the JSON skills' routes take: the largest snapshot a skill
+// accepts, every byte of it written as JSON's six-byte escape at worst (a capture of
+// nothing but escape sequences), and room for the rest of the input.
+func skillBodyBytes(skills *jsonskill.Catalog) int64 {
+	return int64(6*skills.MaxInputBytes()) + 64<<10
 }
 
 // devTokenTTLFor is the lifetime of the playground's dev tokens: devTokenTTL in development
@@ -450,10 +469,11 @@ func listenAndServe(ctx context.Context, cfg config.Config, logger *slog.Logger,
 		orch.Shutdown(grace)
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: netHTTPHeaderLimit(cfg.MaxHeaderBytes)}
+	conns := api.LimitConnections(ln, connLimits(cfg, srv, logger))
+	hs := &http.Server{Handler: conns.Handler(srv.Handler()), ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: netHTTPHeaderLimit(cfg.MaxHeaderBytes), ConnState: conns.ConnState, ConnContext: conns.ConnContext}
 	errc := make(chan error, 1)
-	served := srv.Listener(api.LimitConnections(ln, maxConnections(cfg, logger))) // detached event streams give their connections back through it
+	served := srv.Listener(conns) // detached event streams give their connections back through it
 	go func() { errc <- hs.Serve(served) }()
 	announce(out, ln.Addr().String(), cfg, authority, logger)
 
