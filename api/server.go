@@ -78,11 +78,11 @@ type KeySet interface {
 
 // Config holds the API's settings.
 type Config struct {
-	HeartbeatInterval   time.Duration
-	MaxBodyBytes        int64
+	HeartbeatInterval time.Duration
+	MaxBodyBytes      int64
 	// MaxSkillBodyBytes caps the bodies of the JSON skills' runs and jobs (see
 	// bodyLimitMiddleware); the larger of it and MaxBodyBytes applies.
-	MaxSkillBodyBytes int64
+	MaxSkillBodyBytes   int64
 	SerpQueriesOptional bool
 	// MaxStreamsPerUser caps one user's open event streams on this replica (429
 	// too_many_streams past it); 0 means none.
