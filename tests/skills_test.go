@@ -186,7 +186,8 @@ func TestSkillWideningAsTheUpstreamSawIt(t *testing.T) {
 	for i := range 210 {
 		fmt.Fprintf(&screen, "⏺ step %d of the plan\n", i+1)
 	}
-	screen.WriteString("[[fault:context_incomplete_below:200]] Shall I go ahead with this plan? [y/n]\n\n❯ ")
+	// An open question: the rules leave it to the model (a [y/n] one they read themselves).
+	screen.WriteString("[[fault:context_incomplete_below:200]] Shall I go ahead with this plan?\n\n❯ ")
 	run := s.runSkill(tok, "terminal_state", "en", "", map[string]any{"terminal": screen.String()})
 	want := []int{80, 150, 213}
 	if fmt.Sprint(run.Meta.WindowLines) != fmt.Sprint(want) || fmt.Sprint(s.recordedSnapshots(t)) != fmt.Sprint(want) || run.Meta.Attempts != 3 {
