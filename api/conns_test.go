@@ -71,12 +71,21 @@ func (k *kept) get(t *testing.T, path string, header ...string) int {
 	return resp.StatusCode
 }
 
-// settle waits for the tracker to count n connections open.
-func settle(t *testing.T, tr *ConnTracker, n int) {
+// settle waits for the tracker to count open connections, idle of them idle.
+func settle(t *testing.T, tr *ConnTracker, open, idle int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); tr.Open() != n; time.Sleep(5 * time.Millisecond) {
+	count := func() (int, int) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.open, tr.idle.Len()
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		o, i := count()
+		if o == open && i == idle {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d connections open, want %d", tr.Open(), n)
+			t.Fatalf("%d connections open, %d idle; want %d, %d", o, i, open, idle)
 		}
 	}
 }
@@ -85,14 +94,14 @@ func settle(t *testing.T, tr *ConnTracker, n int) {
 func TestIdleConnectionsYield(t *testing.T) {
 	tr, addr := trackedServer(t, ConnLimits{Max: 3})
 	var idle []*kept
-	for range 3 {
+	for i := range 3 {
 		k := dialFrom(t, addr, "127.0.0.1")
 		if st := k.get(t, "/x"); st != 200 {
 			t.Fatalf("GET = %d", st)
 		}
 		idle = append(idle, k)
+		settle(t, tr, i+1, i+1) // idle in this order
 	}
-	settle(t, tr, 3)
 	other := dialFrom(t, addr, "127.0.0.2")
 	if st := other.get(t, "/x"); st != 200 {
 		t.Fatalf("a new client at the cap, with idle connections open, got %d", st)
@@ -113,7 +122,7 @@ func TestAtTheCapNothingIdle(t *testing.T) {
 		k := dialFrom(t, addr, "127.0.0.1")
 		_, _ = io.WriteString(k.c, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n") // busy, not idle
 	}
-	settle(t, tr, 2)
+	settle(t, tr, 2, 0)
 	refused := dialFrom(t, addr, "127.0.0.3")
 	_, _ = io.WriteString(refused.c, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, err := http.ReadResponse(refused.rd, nil)
@@ -131,8 +140,9 @@ func TestAClientsShare(t *testing.T) {
 	tr, addr := trackedServer(t, ConnLimits{Max: 10, PerClient: 2})
 	a1, a2 := dialFrom(t, addr, "127.0.0.1"), dialFrom(t, addr, "127.0.0.1")
 	a1.get(t, "/x")
+	settle(t, tr, 2, 1) // idle in this order
 	a2.get(t, "/x")
-	settle(t, tr, 2)
+	settle(t, tr, 2, 2)
 	a3 := dialFrom(t, addr, "127.0.0.1")
 	if st := a3.get(t, "/x"); st != 200 {
 		t.Fatalf("a client at its share with idle connections got %d", st)
