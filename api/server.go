@@ -165,6 +165,8 @@ type Server struct {
 	detachedCtx    context.Context
 	cancelDetached context.CancelFunc
 	listener       *listener
+	// wheel holds the detached streams for their heartbeats and the end of streams.
+	wheel *beatWheel
 	// frames lends the event streams their frame buffers, a flush at a time.
 	frames frameBuffers
 	// slots counts each user's open event streams (Config.MaxStreamsPerUser).
@@ -188,6 +190,7 @@ func New(d Deps) *Server {
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
 		skills: d.Skills, prompts: d.Prompts, budget: d.Budget, jobs: d.SkillJobs,
 		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, slots: newStreamSlots(d.Config.MaxStreamsPerUser),
+		wheel: newBeatWheel(d.Config.HeartbeatInterval),
 	}
 	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
 	s.detachedCtx, s.cancelDetached = context.WithCancel(context.Background())
@@ -203,6 +206,7 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // ones; the http.Server's Shutdown waits for those still in their handlers.
 func (s *Server) EndStreams() {
 	s.endStreams()
+	s.wheel.end()
 	s.endDetached()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -77,7 +78,7 @@ func (js *jobStream) follow(ctx context.Context) {
 		case <-poll.C:
 		case <-beat.C:
 			hb := map[string]any{"job_id": js.id, "ts": time.Now().UnixMilli(), "last_event_id": js.after}
-			if js.w.unlogged("heartbeat", hb) != nil {
+			if js.w.unlogged(events.Heartbeat, hb) != nil {
 				return
 			}
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phaseflow/phaseflow/orchestration/events"
 	"github.com/phaseflow/phaseflow/store"
 )
 
@@ -107,8 +108,18 @@ func (s *sseWriter) event(ev store.Event) {
 	b.WriteString("\n\n")
 }
 
-// unlogged writes an event without an id (heartbeats), which leaves the client's
-// Last-Event-ID untouched.
+// heartbeat writes a heartbeat, which has no id and leaves the client's Last-Event-ID
+// untouched; its payload is appended without reflection (events.AppendHeartbeat).
+func (s *sseWriter) heartbeat(hb events.HeartbeatData) error {
+	b := s.block()
+	b.WriteString("event: " + events.Heartbeat + "\ndata: ")
+	b.Write(events.AppendHeartbeat(b.AvailableBuffer(), hb))
+	b.WriteString("\n\n")
+	return s.flush(false)
+}
+
+// unlogged writes an event without an id (a skill job's heartbeats), which leaves the
+// client's Last-Event-ID untouched.
 func (s *sseWriter) unlogged(name string, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {

@@ -31,11 +31,10 @@ type eventStream struct {
 
 	// A detached stream's state (waiting.go).
 	mu      sync.Mutex
-	running bool   // its goroutine runs: others only leave it news
-	pending signal // what happened since that goroutine last looked
-	wakeFn  func() // wake, made once: the log keeps it while the stream waits
-	beat    *time.Timer
-	stopEnd func() bool       // deregisters the stream from the server's end of streams
+	running bool              // its goroutine runs: others only leave it news
+	pending signal            // what happened since that goroutine last looked
+	wakeFn  func()            // wake, made once: the log keeps it while the stream waits
+	slot    int               // its slot in the heartbeat wheel
 	end     func(waitOutcome) // gives the connection back or closes it
 }
 
@@ -166,5 +165,5 @@ func (es *eventStream) heartbeat() error {
 		Base: events.Base{MessageID: es.messageID, RequestID: es.requestID},
 		TS:   time.Now().UnixMilli(), LastEventID: es.cur.Position(),
 	}
-	return es.w.unlogged(events.Heartbeat, hb)
+	return es.w.heartbeat(hb)
 }

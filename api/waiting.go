@@ -1,18 +1,13 @@
 package api
 
-import (
-	"context"
-	"time"
-)
-
 // A detached stream has no goroutine while it waits, and waiting is most of its life: for
 // the model's next token, a tool call, the next event of a message another device follows.
-// The event log calls its wake when more may be available (Cursor.NextFunc), its heartbeat
-// timer calls beatDue, and the server's end of streams calls endDue; the first of them
-// starts the stream's one goroutine, which delivers until nothing is pending and exits,
-// and the others only leave it news. A goroutine of its own held every waiting stream's
-// stack, counted twice towards the process's memory, since the
-// collector's heap goal counts stacks too.
+// The event log calls its wake when more may be available (Cursor.NextFunc), and the
+// server's heartbeat wheel (wheel.go) tells it when a heartbeat is due and when the server
+// ends its streams; the first of them starts the stream's one goroutine, which delivers
+// until nothing is pending and exits, and the others only leave it news. A goroutine of
+// its own held every waiting stream's stack, counted twice towards the process's memory,
+// since the collector's heap goal counts stacks too.
 //
 // The server's detached count holds the stream from its start until it has ended, so
 // shutdown waits for it whether or not a goroutine of its runs at the moment.
@@ -31,19 +26,16 @@ const (
 func (es *eventStream) startDetached() {
 	es.srv.detached.Add(1)
 	es.wakeFn = es.wake
-	es.beat = time.AfterFunc(es.srv.cfg.HeartbeatInterval, es.beatDue)
-	es.stopEnd = context.AfterFunc(es.srv.streamsCtx, es.endDue)
-	es.signal(sigNews, true)
+	sig := sigNews
+	if !es.srv.wheel.join(es) {
+		sig |= sigEnd // the server ended its streams already
+	}
+	es.signal(sig, true)
 }
 
 // wake is called by the event log, on its committer's goroutine or a timer's, when more
 // may be available: the stream's goroutine starts on a goroutine of its own.
 func (es *eventStream) wake() { es.signal(sigNews, false) }
-
-// beatDue and endDue are called on a goroutine of their own (a timer's, the context's), on
-// which the stream's goroutine may as well run.
-func (es *eventStream) beatDue() { es.signal(sigBeat, true) }
-func (es *eventStream) endDue()  { es.signal(sigEnd, true) }
 
 // signal records sig and starts the stream's goroutine unless it runs: here, or on a
 // goroutine of its own when the caller must not be held.
@@ -93,7 +85,6 @@ func (es *eventStream) handle(sig signal) waitOutcome {
 		if es.heartbeat() != nil {
 			return streamGone
 		}
-		es.beat.Reset(es.srv.cfg.HeartbeatInterval)
 	}
 	if sig&sigNews == 0 {
 		return streamMore
@@ -112,8 +103,7 @@ func (es *eventStream) handle(sig signal) waitOutcome {
 // finish ends a detached stream: no more heartbeats or end of streams for it, its
 // connection given back or closed, and the server's count let go.
 func (es *eventStream) finish(out waitOutcome) {
-	es.beat.Stop()
-	es.stopEnd()
+	es.srv.wheel.leave(es)
 	es.close()
 	es.end(out)
 	es.srv.detached.Done()
