@@ -31,7 +31,7 @@ func (s *Server) getEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.stream(c, msg, after, true, release)
+	return s.stream(c, msg, after, true, nil, release)
 }
 
 // lastEventID reads the client's resume point from the header or the query.

@@ -49,38 +49,21 @@ func (s *Server) postMessage(c echo.Context) error {
 }
 
 func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
-	if strings.TrimSpace(body.Text) == "" {
-		return badRequest(`"text" is required`)
-	}
-	if err := checkLocale(body.Locale); err != nil {
-		return err
-	}
-	policy, err := parseRuntimePolicy(body.RuntimePolicy)
+	req, err := s.turnRequest(c, body)
 	if err != nil {
-		return badRequest(err.Error())
-	}
-	claims := mustClaims(c)
-	if err := checkLoosening(policy, s.cfg.ReplyPolicy, s.cfg.SerpQueriesOptional, claims.IsAdmin()); err != nil {
 		return err
 	}
 	after, err := lastEventID(c) // a streamed POST resumes as GET …/events does
 	if err != nil {
 		return err
 	}
-	locale := body.Locale
-	if locale == "" {
-		locale = c.Request().Header.Get("Accept-Language")
-	}
 	release := func() {}
 	if wantsEventStream(c) { // before the turn starts: a refused stream starts nothing
-		if release, err = s.slots.take(c, claims.Subject); err != nil {
+		if release, err = s.slots.take(c, req.UserID); err != nil {
 			return err
 		}
 	}
-	turn, err := s.orch.HandleMessage(c.Request().Context(), orchestration.Request{Request: session.Request{
-		UserID: claims.Subject, SessionID: body.SessionID, Text: body.Text, Locale: locale,
-		ClientRequestID: body.ClientRequestID, RequestID: requestID(c),
-	}, Policy: policy})
+	turn, err := s.orch.HandleMessage(c.Request().Context(), req)
 	if err != nil {
 		release()
 		return err
@@ -96,9 +79,36 @@ func (s *Server) startTurn(c echo.Context, body postMessageBody) error {
 			release()
 			return c.NoContent(http.StatusNoContent)
 		}
-		return s.stream(c, &turn.Message, after, false, release)
+		return s.stream(c, &turn.Message, after, false, nil, release)
 	}
-	return s.answerTurn(c, claims, turn)
+	return s.answerTurn(c, mustClaims(c), turn)
+}
+
+// turnRequest checks a message body, whichever route it came by, and makes it the
+// orchestrator's request; the locale falls back to Accept-Language.
+func (s *Server) turnRequest(c echo.Context, body postMessageBody) (orchestration.Request, error) {
+	if strings.TrimSpace(body.Text) == "" {
+		return orchestration.Request{}, badRequest(`"text" is required`)
+	}
+	if err := checkLocale(body.Locale); err != nil {
+		return orchestration.Request{}, err
+	}
+	policy, err := parseRuntimePolicy(body.RuntimePolicy)
+	if err != nil {
+		return orchestration.Request{}, badRequest(err.Error())
+	}
+	claims := mustClaims(c)
+	if err := checkLoosening(policy, s.cfg.ReplyPolicy, s.cfg.SerpQueriesOptional, claims.IsAdmin()); err != nil {
+		return orchestration.Request{}, err
+	}
+	locale := body.Locale
+	if locale == "" {
+		locale = c.Request().Header.Get("Accept-Language")
+	}
+	return orchestration.Request{Request: session.Request{
+		UserID: claims.Subject, SessionID: body.SessionID, Text: body.Text, Locale: locale,
+		ClientRequestID: body.ClientRequestID, RequestID: requestID(c),
+	}, Policy: policy}, nil
 }
 
 func (s *Server) answerTurn(c echo.Context, claims *auth.Claims, turn *orchestration.Turn) error {

@@ -57,7 +57,13 @@ func TestOpenAPIGenUIMatchesSchema(t *testing.T) {
 }
 
 // genUIComponents renders the GenUI schema as YAML lines of components.schemas (indent 4):
-// the root as GenUICard without $schema, $id and $defs, then each $defs entry.
+// the root as GenUICard without $schema, $id and $defs, then each $defs entry. Two of the
+// schema's forms are written so that code generators can type them, with the same cards
+// valid: the root's chain of if/then on the card's type becomes oneOf the card types with a
+// discriminator on type (a generated GenUICard narrows on card.type), and an anyOf that
+// only lists required sets (a choice prompt asks a question or names missing fields)
+// becomes x-required-any-of, a rule generators cannot type (they turned the whole card into
+// unknown); the server checks every card against genui/schema.json itself.
 func genUIComponents(schema []byte) (string, error) {
 	root, err := parseOrdered(json.NewDecoder(bytes.NewReader(schema)))
 	if err != nil {
@@ -68,9 +74,16 @@ func genUIComponents(schema []byte) (string, error) {
 	card := &node{kind: '{'}
 	for i, k := range root.keys {
 		switch k {
-		case "$schema", "$id":
+		case "$schema", "$id", "properties", "required", "type":
 		case "$defs":
 			defs = root.vals[i]
+		case "allOf":
+			variants, err := cardVariants(root.vals[i])
+			if err != nil {
+				return "", err
+			}
+			card.keys = append(card.keys, "oneOf", "discriminator")
+			card.vals = append(card.vals, variants.oneOf, variants.discriminator)
 		default:
 			card.keys, card.vals = append(card.keys, k), append(card.vals, root.vals[i])
 		}
@@ -80,9 +93,67 @@ func genUIComponents(schema []byte) (string, error) {
 	}
 	writeComponent(&b, "GenUICard", card)
 	for i, k := range defs.keys {
-		writeComponent(&b, componentName(k), defs.vals[i])
+		writeComponent(&b, componentName(k), requiredAnyOf(defs.vals[i]))
 	}
 	return b.String(), nil
+}
+
+// variants are the root's card types as oneOf and its discriminator.
+type variants struct{ oneOf, discriminator *node }
+
+// cardVariants reads the root's allOf of {if: {properties: {type: {const: T}}}, then: {$ref}}.
+func cardVariants(allOf *node) (variants, error) {
+	oneOf := &node{kind: '['}
+	mapping := &node{kind: '{'}
+	for _, branch := range allOf.vals {
+		cond, then := branch.get("if"), branch.get("then")
+		ref := then.get("$ref")
+		typ := cond.get("properties").get("type").get("const")
+		if ref == nil || typ == nil {
+			return variants{}, errors.New("the root's allOf is not if type = T then $ref")
+		}
+		oneOf.vals = append(oneOf.vals, &node{kind: '{', keys: []string{"$ref"}, vals: []*node{ref}})
+		var name string
+		if err := json.Unmarshal([]byte(typ.scalar), &name); err != nil {
+			return variants{}, err
+		}
+		mapping.keys, mapping.vals = append(mapping.keys, name), append(mapping.vals, ref)
+	}
+	discriminator := &node{kind: '{', keys: []string{"propertyName", "mapping"},
+		vals: []*node{{kind: 's', scalar: `"type"`}, mapping}}
+	return variants{oneOf: oneOf, discriminator: discriminator}, nil
+}
+
+// requiredAnyOf renames an anyOf whose members only list required properties.
+func requiredAnyOf(def *node) *node {
+	for i, k := range def.keys {
+		if k != "anyOf" {
+			continue
+		}
+		for _, m := range def.vals[i].vals {
+			if len(m.keys) != 1 || m.keys[0] != "required" {
+				return def
+			}
+		}
+		out := *def
+		out.keys = append([]string(nil), def.keys...)
+		out.keys[i] = "x-required-any-of"
+		return &out
+	}
+	return def
+}
+
+// get is the value of an object's key, nil when n is not an object or lacks it.
+func (n *node) get(key string) *node {
+	if n == nil || n.kind != '{' {
+		return nil
+	}
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
 }
 
 // componentName maps a $defs name to its component: strategy_card → GenUIStrategyCard.

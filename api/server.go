@@ -22,6 +22,7 @@ import (
 type Orchestrator interface {
 	HandleMessage(ctx context.Context, req orchestration.Request) (*orchestration.Turn, error)
 	CreateSession(ctx context.Context, userID, title, locale string) (*store.Session, error)
+	OpenConversation(ctx context.Context, userID, name, locale string) (*store.Session, error)
 	Cancel(ctx context.Context, messageID, userID string) error
 	MovePhase(ctx context.Context, userID, sessionID, to, reason string) (*store.Session, error)
 	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*orchestration.Confirmation, error)
@@ -32,6 +33,8 @@ type Store interface {
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
 	ListSessionsPage(ctx context.Context, userID string, after *store.TimeKey, limit int) ([]store.Session, error)
 	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
+	RunningMessage(ctx context.Context, sessionID, userID string) (*store.Message, error)
+	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
 	ListTraces(ctx context.Context, messageID, userID string, anyUser bool) ([]store.Trace, error)
 	ListMessagesPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Message, error)
 	ListTransitionsPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Transition, error)
@@ -261,6 +264,10 @@ func (s *Server) routes() *echo.Echo {
 	user.GET("/skills/jobs/:id", s.getSkillJob)
 	user.POST("/skills/jobs/:id/cancel", s.cancelSkillJob)
 	user.GET("/me/usage", s.getUsage)
+	user.POST("/ai-sdk/chat", s.postAISDKChat, s.withinBudget(), s.messageRate())
+	user.GET("/ai-sdk/chat/:id/stream", s.getAISDKStream)
+	user.GET("/ai-sdk/chat/:id/messages", s.getAISDKMessages)
+	user.POST("/ag-ui", s.postAGUIRun, s.withinBudget(), s.messageRate())
 
 	admin := v1.Group("/llm", s.auth.Middleware(), auth.RequireAdmin())
 	admin.GET("/prompts", s.listPrompts)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -49,12 +50,29 @@ func (s *Server) listSessions(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"sessions": list, "next_cursor": next})
 }
 
+// sessionView is a session as GET /sessions/{id} answers it: with the message being
+// generated in it, so a page reloaded mid-reply knows what to follow.
+type sessionView struct {
+	*store.Session
+	RunningMessageID *string `json:"running_message_id"`
+}
+
+// getSession serves GET /api/v1/sessions/{id}.
 func (s *Server) getSession(c echo.Context) error {
-	sess, err := s.store.GetSession(c.Request().Context(), c.Param("id"), mustClaims(c).Subject)
+	ctx, user := c.Request().Context(), mustClaims(c).Subject
+	sess, err := s.store.GetSession(ctx, c.Param("id"), user)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, sess)
+	view := sessionView{Session: sess}
+	running, err := s.store.RunningMessage(ctx, sess.ID, user)
+	switch {
+	case err == nil:
+		view.RunningMessageID = &running.ID
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
 }
 
 // listMessages serves GET /api/v1/sessions/{id}/messages: oldest first, a page at a time.

@@ -25,6 +25,17 @@ type sseWriter struct {
 	bufs  *frameBuffers
 	buf   *bytes.Buffer // nil between flushes
 	retry bool          // the next frame is the stream's first: it carries retry:
+	proto Protocol      // the client's protocol; nil: Phaseflow's own events
+}
+
+// Protocol translates a message's events into the frames of a client's protocol (package
+// protocols: the AI SDK's UI message stream, AG-UI), in place of Phaseflow's own events.
+type Protocol interface {
+	// Append appends what ev becomes, as whole server-sent events; a terminal event's
+	// frames end the protocol's stream.
+	Append(dst []byte, ev store.Event) []byte
+	// Heartbeat appends what keeps an idle connection open.
+	Heartbeat(dst []byte) []byte
 }
 
 // frameSink is where an event stream's flushed frames go: the handler's response writer, or
@@ -98,6 +109,11 @@ func (s *sseWriter) buffer() *bytes.Buffer {
 // records the id as soon as it reads the line (some fetch-based clients do) cannot record
 // it for an event a cut connection never completed (sse-contract.md §3).
 func (s *sseWriter) event(ev store.Event) {
+	if s.proto != nil {
+		b := s.buffer()
+		b.Write(s.proto.Append(b.AvailableBuffer(), ev))
+		return
+	}
 	b := s.block()
 	b.WriteString("event: ")
 	b.WriteString(ev.Name)
@@ -111,6 +127,11 @@ func (s *sseWriter) event(ev store.Event) {
 // heartbeat writes a heartbeat, which has no id and leaves the client's Last-Event-ID
 // untouched; its payload is appended without reflection (events.AppendHeartbeat).
 func (s *sseWriter) heartbeat(hb events.HeartbeatData) error {
+	if s.proto != nil {
+		b := s.buffer()
+		b.Write(s.proto.Heartbeat(b.AvailableBuffer()))
+		return s.flush(false)
+	}
 	b := s.block()
 	b.WriteString("event: " + events.Heartbeat + "\ndata: ")
 	b.Write(events.AppendHeartbeat(b.AvailableBuffer(), hb))
@@ -129,9 +150,16 @@ func (s *sseWriter) unlogged(name string, data any) error {
 	return s.flush(false)
 }
 
-// flush sends what is buffered; last says the stream ends with it.
+// flush sends what is buffered; last says the stream ends with it. Nothing buffered sends
+// nothing (a protocol may make nothing of an event): an empty chunk would end an HTTP/1.1
+// response, and the end is the sink's to write.
 func (s *sseWriter) flush(last bool) error {
 	if s.buf == nil {
+		return nil
+	}
+	if s.buf.Len() == 0 {
+		s.bufs.put(s.buf)
+		s.buf = nil
 		return nil
 	}
 	err := s.out.send(s.buf.Bytes(), last)

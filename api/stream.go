@@ -52,12 +52,17 @@ const (
 // client going away, or server shutdown. Heartbeats start with the first byte and go on
 // while the database is unreachable (the cursor retries). Once its headers and first frame
 // are out, the stream is detached from its handler where the connection allows it. release
-// gives the user's stream slot back when the stream closes.
-func (s *Server) stream(c echo.Context, msg *store.Message, after int64, follower bool, release func()) error {
+// gives the user's stream slot back when the stream closes. proto, when set, writes the
+// events in a client protocol's frames; it was given the client's position, and the log is
+// read from its start (a translation needs what came before).
+func (s *Server) stream(c echo.Context, msg *store.Message, after int64, follower bool, proto Protocol, release func()) error {
 	w, err := startSSE(c.Response(), c.Request().ProtoMajor, &s.frames)
 	if err != nil {
 		release()
 		return nil // the client is already gone
+	}
+	if proto != nil {
+		w.proto, w.retry, after = proto, false, 0
 	}
 	es := s.openStream(msg, after, w, follower)
 	es.release = release

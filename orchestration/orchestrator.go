@@ -188,6 +188,17 @@ func (o *Orchestrator) CreateSession(ctx context.Context, userID, title, locale 
 	return o.core.CreateSession(ctx, userID, title, locale)
 }
 
+// OpenConversation returns the session of userID's conversation name (a chat a client of
+// another protocol names itself; see session.ConversationID), made in locale the first
+// time.
+func (o *Orchestrator) OpenConversation(ctx context.Context, userID, name, locale string) (*store.Session, error) {
+	sess, err := o.core.OpenConversation(ctx, userID, name, locale)
+	if err != nil {
+		return nil, fmt.Errorf("orchestration: %w", err)
+	}
+	return sess, nil
+}
+
 // Cancel stops the generation of messageID wherever it runs: the replica that owns it hears
 // of it at once (or at its next lease renewal); the turn keeps its partial text and ends
 // with an error event of code cancelled. Errors: store.ErrNotFound, and

@@ -66,6 +66,20 @@ func (s *Store) GetMessage(ctx context.Context, id, userID string) (*Message, er
 	return &m, nil
 }
 
+// RunningMessage returns the assistant message being generated in sessionID (pending or
+// streaming), and ErrNotFound when none is or the session is not userID's.
+func (s *Store) RunningMessage(ctx context.Context, sessionID, userID string) (*Message, error) {
+	out, err := s.selectMessages(ctx, `WHERE session_id = ? AND user_id = ? AND role = ? AND status IN (?, ?)
+		ORDER BY created_at DESC, id DESC LIMIT 1`, sessionID, userID, RoleAssistant, StatusPending, StatusStreaming)
+	if err != nil {
+		return nil, fmt.Errorf("store: running message: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	return &out[0], nil
+}
+
 // ListMessages returns the messages of a session, oldest first, or ErrNotFound when the
 // session is not userID's (an empty list means an owned session without messages).
 func (s *Store) ListMessages(ctx context.Context, sessionID, userID string) ([]Message, error) {

@@ -26,6 +26,29 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 	return nil
 }
 
+// CreateSessionIfAbsent inserts sess, filled as CreateSession fills it, unless a session
+// with its id exists; false when one did (sess is then not the stored session).
+func (s *Store) CreateSessionIfAbsent(ctx context.Context, sess *Session) (bool, error) {
+	if err := fillSession(sess); err != nil {
+		return false, fmt.Errorf("store: create session: %w", err)
+	}
+	res, err := s.execFixed(ctx, s.db, `INSERT INTO sessions (`+sessionColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		sess.ID, sess.UserID, sess.Title, sess.Locale, sess.Phase, sess.Status,
+		sess.Artifacts, sess.Metadata, sess.PreviousResponseID, sess.CreatedAt, sess.UpdatedAt)
+	if err != nil {
+		return false, fmt.Errorf("store: create session: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: create session: %w", err)
+	}
+	if n == 1 && s.isPostgres() {
+		s.fresh.put(sess, time.Now())
+	}
+	return n == 1, nil
+}
+
 // insertSession is CreateSession on e (the pool, or CreateTurn's transaction).
 func (s *Store) insertSession(ctx context.Context, e sqlx.ExecerContext, sess *Session) error {
 	if err := fillSession(sess); err != nil {

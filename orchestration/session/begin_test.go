@@ -25,6 +25,10 @@ type fakeStore struct {
 
 func (f *fakeStore) CreateSession(context.Context, *store.Session) error { return nil }
 
+func (f *fakeStore) CreateSessionIfAbsent(context.Context, *store.Session) (bool, error) {
+	return true, nil
+}
+
 func (f *fakeStore) GetSession(_ context.Context, id, userID string) (*store.Session, error) {
 	return &store.Session{ID: id, UserID: userID}, nil
 }

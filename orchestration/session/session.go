@@ -24,6 +24,7 @@ import (
 // Store is what the session core needs of persistence.
 type Store interface {
 	CreateSession(ctx context.Context, s *store.Session) error
+	CreateSessionIfAbsent(ctx context.Context, s *store.Session) (bool, error)
 	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
 	ReadTurn(ctx context.Context, sessionID, userID, clientRequestID string) (*store.TurnSession, error)
 	RepeatedRequest(ctx context.Context, userID, clientRequestID string) error

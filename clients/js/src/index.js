@@ -99,6 +99,13 @@ export function createClient({
       transitions: (sessionId, { limit } = {}) =>
         pages(request, `/sessions/${id(sessionId)}/transitions`, 'transitions', limit),
       movePhase: (sessionId, to, reason) => request('POST', `/sessions/${id(sessionId)}/phase`, { to, reason }),
+      // running answers the turn being generated in the session, followed from its start,
+      // or null when none runs: how a page reloaded mid-reply picks the reply up again.
+      running: async (sessionId, options = {}) => {
+        const session = await request('GET', `/sessions/${id(sessionId)}`);
+        if (!session.running_message_id) return null;
+        return client.messages.follow(session.running_message_id, options);
+      },
     },
     messages: {
       get: (messageId) => request('GET', `/messages/${id(messageId)}`),

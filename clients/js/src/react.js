@@ -23,9 +23,22 @@ export function useTurn(turn) {
 
 // useSend answers {turn, send, error}: send(text, options) posts to sessionId through
 // client and makes the new turn the one followed; error is a refused post's PhaseflowError.
-export function useSend(client, sessionId) {
+// Unless resume is false, the turn running in the session when it mounts (a page reloaded
+// mid-reply) is followed from its start until something is sent.
+export function useSend(client, sessionId, { resume = true } = {}) {
   const [turn, setTurn] = useState(null);
   const [error, setError] = useState(null);
+  useEffect(() => {
+    if (!resume || !sessionId) return undefined;
+    let live = true;
+    client.sessions
+      .running(sessionId)
+      .then((t) => live && t && setTurn((current) => current ?? t))
+      .catch((err) => live && setError(err));
+    return () => {
+      live = false;
+    };
+  }, [client, sessionId, resume]);
   const send = useCallback(
     async (text, options) => {
       setError(null);

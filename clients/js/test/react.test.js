@@ -67,3 +67,30 @@ test('useSend and useTurn render the reply as it streams, then the stored text',
   assert.equal(api.error?.code, 'bad_request');
   await act(async () => root.unmount());
 });
+
+test('useSend picks up the turn running in its session after a reload, and shows the stored text', async () => {
+  const session = await client.sessions.create({ locale: 'en' });
+  const sent = await client.send(session.id, 'Draft a BTC momentum strategy [[pace_ms:30]]');
+  for await (const ev of sent) {
+    if (ev.event === 'content_delta') break; // the page "reloads" mid-reply
+  }
+  let api;
+  function Chat() {
+    api = useSend(client, session.id);
+    return React.createElement('p', { id: 'resumed' }, api.turn?.parsed.final ?? '');
+  }
+  const root = createRoot(document.getElementById('root'));
+  await act(async () => root.render(React.createElement(Chat)));
+  for (let i = 0; i < 100 && !api.turn; i++) {
+    await act(async () => new Promise((r) => setTimeout(r, 20)));
+  }
+  assert.equal(api.turn?.messageId, sent.messageId, 'the running turn was not picked up');
+  await act(async () => {
+    await api.turn.result();
+  });
+  const stored = await client.messages.get(sent.messageId);
+  assert.equal(api.turn.reply, stored.content);
+  assert.ok(stored.content.includes(document.getElementById('resumed').textContent.slice(0, 40)));
+  assert.equal(await client.sessions.running(session.id), null, 'a finished session still has a running turn');
+  await act(async () => root.unmount());
+});

@@ -27,6 +27,46 @@ export async function walk(): Promise<string | null> {
   return parseReply(turn.reply).final;
 }
 
+// Every card type narrows on card.type under --strict: each branch reads that type's own
+// fields without a cast, and a card type added to the schema without a branch here fails
+// to compile (the never in the default).
+export function describeCard(card: GenUICard): string {
+  switch (card.type) {
+    case 'strategy_card':
+      return `${card.name} ${card.status ?? ''} ${Object.keys(card.spec).length} ${card.rules?.join(',') ?? ''}`;
+    case 'strategy_ref':
+      return `${card.strategy_id} ${card.name ?? ''}`;
+    case 'backtest_charts':
+      return card.series.map((s) => `${s.name}:${s.points.length}`).join(' ');
+    case 'choice_prompt': {
+      const labels: string[] = (card.options ?? []).map((o) => o.label);
+      return `${card.question ?? ''} ${labels.join('|')} ${card.missing_fields?.length ?? 0}`;
+    }
+    case 'metric_table':
+      return `${card.columns.length}x${card.rows.length}`;
+    case 'scenario_table':
+      return `${card.scenario_set_id ?? ''} ${card.rows.length}`;
+    case 'stress_report':
+      return `${card.stress_report_id} ${card.verdict ?? ''} ${card.worst_drawdown ?? ''}`;
+    case 'deployment_summary':
+      return `${card.deployment_status ?? ''} ${card.blocker_code ?? ''} ${card.breach?.limit ?? ''}`;
+    case 'rollout_status':
+      return `${card.rollout_status} ${card.steps?.map((s) => s.status).join(',') ?? ''}`;
+    default: {
+      const unhandled: never = card;
+      return unhandled;
+    }
+  }
+}
+
+// After a reload, the session's running turn is picked up where the page left it.
+export async function resume(client: ReturnType<typeof createClient>, sessionId: string): Promise<string> {
+  const session = await client.sessions.get(sessionId);
+  const running: string | null | undefined = session.running_message_id;
+  const turn = await client.sessions.running(sessionId);
+  return `${running ?? ''} ${turn ? (await turn.result()).reply : ''}`;
+}
+
 export function useChat(client: ReturnType<typeof createClient>) {
   const { turn, send, error } = useSend(client, undefined);
   return { text: turn?.parsed.final ?? '', send, code: error?.code };

@@ -46,6 +46,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ag-ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the agent as an AG-UI client does
+         * @description Takes a `RunAgentInput`. The `threadId` names the conversation (as a chat id does);
+         *     the text of its last user message is the turn's; `forwardedProps.locale` and
+         *     `forwardedProps.runtime_policy` are read as `POST /api/v1/messages` reads them. The
+         *     `runId` names the turn: posting a run again, while it streams or after, joins it
+         *     (its events from the start, after a snapshot of the posted messages) and never
+         *     starts a second generation. A new run while another runs in the conversation
+         *     answers 409.
+         */
+        post: operations["runAGUIAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai-sdk/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message as useChat does, answered as a UI message stream
+         * @description Takes the body `DefaultChatTransport` posts. The chat's `id` names the conversation:
+         *     the first post under a new id makes a session for the caller (the same id under
+         *     another user is another conversation). The text parts of the last user message are
+         *     the turn's text; `locale` and `runtime_policy` added to the body (useChat's `body`
+         *     option) are read as `POST /api/v1/messages` reads them. A `submit-message` is named
+         *     by its user message's id: posting the same message again answers its turn from the
+         *     start instead of starting a second generation; a `regenerate-message` posts the
+         *     text as a new turn. Only the last user message is read, so a page may send only it
+         *     (`prepareSendMessagesRequest`) and stay under the body limit in a long chat.
+         */
+        post: operations["postAISDKChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai-sdk/chat/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation as the AI SDK's messages
+         * @description The conversation's messages as `UIMessage`s, for useChat's `messages` after a
+         *     reload: the user's text, and each finished reply's kept text (reasoning and answer),
+         *     GenUI cards (`data-genui`), applied state patch (`data-state`), MCP calls (dynamic
+         *     tool parts) and metadata. A reply still being written is left out (the page resumes
+         *     it); a conversation not started is `[]`.
+         */
+        get: operations["listAISDKMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai-sdk/chat/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume the conversation's running turn
+         * @description Where useChat with `resume: true` reconnects: the conversation's running turn as a UI
+         *     message stream from the start of its log (after `Last-Event-ID` when a client sends
+         *     one), and 204 when none runs.
+         */
+        get: operations["resumeAISDKChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dev/token": {
         parameters: {
             query?: never;
@@ -831,6 +931,102 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description AG-UI's RunAgentInput; `state`, `tools` and `context` are accepted and not read.
+         * @example {
+         *       "threadId": "thread-1",
+         *       "runId": "run-1",
+         *       "messages": [
+         *         {
+         *           "id": "u1",
+         *           "role": "user",
+         *           "content": "Draft a BTC momentum strategy"
+         *         }
+         *       ],
+         *       "tools": [],
+         *       "context": []
+         *     }
+         */
+        AGUIRunAgentInput: {
+            context?: unknown[];
+            forwardedProps?: {
+                /** @enum {string} */
+                locale?: "en" | "zh";
+                runtime_policy?: components["schemas"]["RuntimePolicyRequest"];
+            };
+            /** @description The client's messages; the last user message's text (a string, or its text parts) is the turn's. */
+            messages: {
+                content?: unknown;
+                id?: string;
+                role: string;
+            }[];
+            runId: string;
+            state?: unknown;
+            threadId: string;
+            tools?: unknown[];
+        };
+        /**
+         * @description The body DefaultChatTransport posts; fields not listed are ignored.
+         * @example {
+         *       "id": "chat-1",
+         *       "trigger": "submit-message",
+         *       "messages": [
+         *         {
+         *           "id": "u1",
+         *           "role": "user",
+         *           "parts": [
+         *             {
+         *               "type": "text",
+         *               "text": "Draft a BTC momentum strategy"
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        AISDKChatRequest: {
+            /** @description The chat's id, which names the conversation. */
+            id: string;
+            /** @enum {string} */
+            locale?: "en" | "zh";
+            messageId?: string;
+            /** @description The page's messages; the text parts of the last user message are the turn's text. */
+            messages: {
+                id?: string;
+                parts: {
+                    text?: string;
+                    type: string;
+                }[];
+                /** @enum {string} */
+                role: "system" | "user" | "assistant";
+            }[];
+            runtime_policy?: components["schemas"]["RuntimePolicyRequest"];
+            /**
+             * @default submit-message
+             * @enum {string}
+             */
+            trigger: "submit-message" | "regenerate-message";
+        };
+        /** @description A message as useChat holds it. */
+        AISDKUIMessage: {
+            id: string;
+            /** @description A reply's completed metadata (as completed.metadata). */
+            metadata?: unknown;
+            parts: {
+                data?: unknown;
+                errorText?: string;
+                id?: string;
+                input?: unknown;
+                output?: unknown;
+                state?: string;
+                text?: string;
+                toolCallId?: string;
+                toolName?: string;
+                type: string;
+            }[];
+            /** @enum {string} */
+            role: "user" | "assistant";
+        };
         CancelAnswer: {
             message_id: string;
             /** @constant */
@@ -1003,17 +1199,17 @@ export interface components {
             series: components["schemas"]["GenUIChartSeries"][];
             source?: components["schemas"]["GenUISource"];
             title?: components["schemas"]["GenUILabel"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "backtest_charts";
         };
         /**
          * GenUI card
          * @description One GenUI card as sent in completed.metadata.genui: an object whose type names one of the nine card types, and which then holds that type's fields. Properties a type does not list are allowed and ignored by renderers, so a model may add context without losing the card; every property a renderer reads is typed here.
          */
-        GenUICard: {
-            /** @enum {unknown} */
-            type: "strategy_card" | "strategy_ref" | "backtest_charts" | "choice_prompt" | "metric_table" | "scenario_table" | "stress_report" | "deployment_summary" | "rollout_status";
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        GenUICard: components["schemas"]["GenUIStrategyCard"] | components["schemas"]["GenUIStrategyRef"] | components["schemas"]["GenUIBacktestCharts"] | components["schemas"]["GenUIChoicePrompt"] | components["schemas"]["GenUIMetricTable"] | components["schemas"]["GenUIScenarioTable"] | components["schemas"]["GenUIStressReport"] | components["schemas"]["GenUIDeploymentSummary"] | components["schemas"]["GenUIRolloutStatus"];
         /** @description One line of a chart. */
         GenUIChartSeries: {
             name: components["schemas"]["GenUILabel"];
@@ -1033,9 +1229,12 @@ export interface components {
             }[];
             question?: string;
             source?: components["schemas"]["GenUISource"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "choice_prompt";
-        } | unknown | unknown;
+        };
         /** @description Where and how the strategy is deployed: the target, the risk guard and its limits, and later the deployment's status, trades and result. A blocked deployment names its blocker_code. */
         GenUIDeploymentSummary: {
             blocker_code?: string;
@@ -1061,7 +1260,10 @@ export interface components {
             source?: components["schemas"]["GenUISource"];
             target: string;
             trades?: number;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deployment_summary";
         };
         /** @description A share written as a fraction: 0.12 is 12%. */
@@ -1076,7 +1278,10 @@ export interface components {
             rows: components["schemas"]["GenUITableRows"];
             source?: components["schemas"]["GenUISource"];
             title?: components["schemas"]["GenUILabel"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "metric_table";
         };
         /** @description The steps of a rollout and how far it got. */
@@ -1090,7 +1295,10 @@ export interface components {
                 /** @enum {unknown} */
                 status: "pending" | "running" | "done" | "failed";
             }[];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "rollout_status";
         };
         /** @description The stress scenarios of a scenario set, as a table. */
@@ -1100,7 +1308,10 @@ export interface components {
             scenario_set_id?: components["schemas"]["GenUIId"];
             source?: components["schemas"]["GenUISource"];
             title?: components["schemas"]["GenUILabel"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "scenario_table";
         };
         /**
@@ -1115,11 +1326,14 @@ export interface components {
             rules?: string[];
             source?: components["schemas"]["GenUISource"];
             /** @description The strategy specification as the strategy engine takes it (market, timeframe, entry, exit, sizing). */
-            spec: Record<string, never>;
+            spec: Record<string, unknown>;
             /** @enum {unknown} */
             status?: "draft" | "validated" | "confirmed";
             strategy_id?: components["schemas"]["GenUIId"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "strategy_card";
         };
         /** @description A reference to a stored strategy (GET /api/v1/strategies/{id}); the server adds one when validate_strategy returned a strategy_id. */
@@ -1129,7 +1343,10 @@ export interface components {
             /** @enum {unknown} */
             status?: "draft" | "validated" | "confirmed";
             strategy_id: components["schemas"]["GenUIId"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "strategy_ref";
         };
         /** @description The result of a stress test run: the worst case, the per-scenario rows (scenario, loss, max drawdown unless columns says otherwise) and, once the user decided, the verdict. */
@@ -1139,7 +1356,10 @@ export interface components {
             scenario_set_id?: components["schemas"]["GenUIId"];
             source?: components["schemas"]["GenUISource"];
             stress_report_id: components["schemas"]["GenUIId"];
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "stress_report";
             /** @enum {unknown} */
             verdict?: "pending" | "pass" | "revise";
@@ -1375,6 +1595,11 @@ export interface components {
             } | null;
             /** @enum {string} */
             phase: "strategy" | "stress_test" | "deployment" | "completed";
+            /**
+             * @description On `GET /api/v1/sessions/{id}` only: the assistant message being generated in the
+             *     session (null when none), so a page reloaded mid-reply knows what to follow.
+             */
+            running_message_id?: string | null;
             /** @example active */
             status: string;
             /**
@@ -1395,7 +1620,7 @@ export interface components {
         Skill: {
             description: string;
             /** @description The input's JSON Schema (draft 2020-12). */
-            input_schema: Record<string, never>;
+            input_schema: Record<string, unknown>;
             locales: ("en" | "zh")[];
             /**
              * @example terminal_state
@@ -1403,7 +1628,7 @@ export interface components {
              */
             name: string;
             /** @description The output's JSON Schema (draft 2020-12). */
-            output_schema: Record<string, never>;
+            output_schema: Record<string, unknown>;
             version: string;
         };
         SkillJob: {
@@ -1433,7 +1658,7 @@ export interface components {
             status: "queued" | "running" | "completed" | "cancelled";
         };
         SkillJobRequest: {
-            inputs: Record<string, never>[];
+            inputs: Record<string, unknown>[];
             locale?: string;
         };
         SkillList: {
@@ -1451,7 +1676,7 @@ export interface components {
             locale: "en" | "zh";
             meta: components["schemas"]["SkillRunMeta"];
             /** @description The last answer that matched the output schema, kept even when a rule then failed the run; null when none did. */
-            output: Record<string, never> | null;
+            output: Record<string, unknown> | null;
             skill: string;
             source_id: string;
             /** @enum {string} */
@@ -1499,7 +1724,7 @@ export interface components {
         };
         SkillRunRequest: {
             /** @description The input, as the skill's input schema says. */
-            input: Record<string, never>;
+            input: Record<string, unknown>;
             /** @description en or zh; without it Accept-Language decides, then en. */
             locale?: string;
             /** @description What is being watched (one terminal, say); the same question from the same source within PHASEFLOW_SKILL_DEDUP_WINDOW is a duplicate. */
@@ -1696,6 +1921,82 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description AG-UI events (protocol 1.x), each a server-sent event whose `data:` is the event as
+         *     JSON. `RUN_STARTED`; `MESSAGES_SNAPSHOT` of the posted messages when the post joins a
+         *     run; `STATE_SNAPSHOT` of `{phase, artifacts}`; statuses as `CUSTOM`
+         *     `phaseflow.status`, a phase move as `STATE_DELTA` on `/phase`; the reasoning as a
+         *     reasoning message and the content of `<final>` as the assistant's text message (its
+         *     id the Phaseflow message's); a refused attempt's messages taken back with
+         *     `MESSAGES_SNAPSHOT`; at the end `STATE_DELTA` (RFC 6902, the applied state patch
+         *     under `/artifacts/PHASE`), each GenUI card as `ACTIVITY_SNAPSHOT` of type
+         *     `phaseflow.genui`, each MCP call as `TOOL_CALL_*` with its result, and
+         *     `RUN_FINISHED` with the turn's metadata as `result`; a failure is `RUN_ERROR` after
+         *     the fallback text, a cancel `RUN_FINISHED` with outcome `cancelled`. Heartbeats are
+         *     SSE comments.
+         */
+        AGUIStream: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example data: {"type":"RUN_STARTED","threadId":"t-1","runId":"r-1"}
+                 *
+                 *     data: {"type":"STATE_SNAPSHOT","snapshot":{"phase":"strategy","artifacts":{}}}
+                 *
+                 *     data: {"type":"TEXT_MESSAGE_START","messageId":"8d57…","role":"assistant"}
+                 *
+                 *     data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"8d57…","delta":"Here is a first draft"}
+                 *
+                 *     data: {"type":"TEXT_MESSAGE_END","messageId":"8d57…"}
+                 *
+                 *     data: {"type":"RUN_FINISHED","threadId":"t-1","runId":"r-1","result":{"phase":"strategy"}}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /**
+         * @description The AI SDK's UI message stream (protocol v1): server-sent events whose `data:` is one
+         *     chunk as JSON, ending with `data: [DONE]`; header `x-vercel-ai-ui-message-stream: v1`.
+         *     `start` (the assistant message's id); statuses as a `data-status` part (id `status`);
+         *     the reply's reasoning (what precedes `<final>`, tags dropped, phase titles in bold)
+         *     as reasoning parts and the content of `<final>` as text parts. An attempt the server
+         *     refused ends its parts with `providerMetadata: {"phaseflow": {"discarded": true,
+         *     "attempt": N}}` and the next attempt writes new parts. Then the GenUI cards
+         *     (`data-genui`, ids `genui-N`), the applied state patch (`data-state`), the MCP calls
+         *     (dynamic tool parts named `server_label.name`) and `finish` with the turn's metadata
+         *     as `messageMetadata`; a failed turn ends with its fallback text (marked
+         *     `{"phaseflow": {"fallback": true}}`) and `error`, a cancelled one with `abort`. Each
+         *     logged event's last chunk has an `id:` line; heartbeats are SSE comments.
+         */
+        AISDKStream: {
+            headers: {
+                "X-Vercel-Ai-Ui-Message-Stream"?: "v1";
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example data: {"type":"start","messageId":"8d57…"}
+                 *
+                 *     data: {"type":"data-status","id":"status","data":{"state":"queued","phase":"strategy"}}
+                 *     id: 1
+                 *
+                 *     data: {"type":"text-start","id":"text-1"}
+                 *
+                 *     data: {"type":"text-delta","id":"text-1","delta":"Here is a first draft"}
+                 *     id: 9
+                 *
+                 *     data: {"type":"text-end","id":"text-1"}
+                 *
+                 *     data: {"type":"finish","finishReason":"stop","messageMetadata":{"phase":"strategy"}}
+                 *     id: 37
+                 *
+                 *     data: [DONE]
+                 */
+                "text/event-stream": string;
+            };
+        };
         /**
          * @description Bad input (`bad_request`): a body that is not the JSON object the route takes, a
          *     missing required field, a malformed `Last-Event-ID`, a path id holding NUL or
@@ -2055,6 +2356,8 @@ export interface components {
     parameters: {
         /** @description Used as the locale when the body has none (`zh…` → `zh`, else `en`). */
         AcceptLanguage: string;
+        /** @description The conversation's id as the client names it (the AI SDK's chat id). */
+        ChatID: string;
         /**
          * @description The `next_cursor` of the page before (opaque); absent for the first page. A cursor
          *     of another list, or one that does not decode, is 400.
@@ -2153,6 +2456,120 @@ export interface operations {
             };
         };
     };
+    runAGUIAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Used as the locale when the body has none (`zh…` → `zh`, else `en`). */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Echoed back on the answer and stored as the message's `request_id`; the server makes one when absent or longer than 128 bytes. */
+                "X-Request-Id"?: components["parameters"]["XRequestID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AGUIRunAgentInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AGUIStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PolicyNotAllowed"];
+            409: components["responses"]["GenerationRunning"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postAISDKChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Used as the locale when the body has none (`zh…` → `zh`, else `en`). */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Echoed back on the answer and stored as the message's `request_id`; the server makes one when absent or longer than 128 bytes. */
+                "X-Request-Id"?: components["parameters"]["XRequestID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AISDKChatRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AISDKStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PolicyNotAllowed"];
+            409: components["responses"]["GenerationRunning"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAISDKMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id as the client names it (the AI SDK's chat id). */
+                id: components["parameters"]["ChatID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation's messages, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AISDKUIMessage"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resumeAISDKChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id as the client names it (the AI SDK's chat id). */
+                id: components["parameters"]["ChatID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AISDKStream"];
+            /** @description No turn runs in this conversation. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getDevToken: {
         parameters: {
             query?: never;
@@ -2190,7 +2607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/schema+json": Record<string, never>;
+                    "application/schema+json": Record<string, unknown>;
                 };
             };
         };
@@ -3346,6 +3763,9 @@ export type JWKSet = components['schemas']['JWKSet'];
 export type DevToken = components['schemas']['DevToken'];
 export type Health = components['schemas']['Health'];
 export type Session = components['schemas']['Session'];
+export type AISDKChatRequest = components['schemas']['AISDKChatRequest'];
+export type AISDKUIMessage = components['schemas']['AISDKUIMessage'];
+export type AGUIRunAgentInput = components['schemas']['AGUIRunAgentInput'];
 export type SessionList = components['schemas']['SessionList'];
 export type Message = components['schemas']['Message'];
 export type MessageList = components['schemas']['MessageList'];

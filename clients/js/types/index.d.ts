@@ -118,6 +118,8 @@ export interface Client {
     messages(sessionId: string, options?: { limit?: number }): AsyncIterable<api.Message>;
     transitions(sessionId: string, options?: { limit?: number }): AsyncIterable<api.Transition>;
     movePhase(sessionId: string, to: string, reason?: string): Promise<api.Session>;
+    /** The turn being generated in the session, followed from its start; null when none runs. */
+    running(sessionId: string, options?: StreamOptions): Promise<Turn | null>;
   };
   messages: {
     get(messageId: string): Promise<api.Message>;
