@@ -22,6 +22,10 @@ type Metrics interface {
 	StreamResumed(resumed bool, behind int64)
 	FollowerOpened()
 	FollowerClosed()
+	// QuestionEvent counts what happened to a watched agent's question.
+	QuestionEvent(event string)
+	// AnswerDelivered observes an answer's time from the phone to the pane.
+	AnswerDelivered(d time.Duration)
 	Handler() http.Handler
 }
 

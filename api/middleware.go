@@ -2,6 +2,7 @@ package api
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,8 +46,18 @@ func requestID(c echo.Context) string {
 	return id
 }
 
+// loggedPath is the request's path as logs may hold it: a route whose path carries a
+// credential (the answer page's token) is logged by its pattern.
+func loggedPath(c echo.Context) string {
+	if strings.Contains(c.Path(), ":token") {
+		return c.Path()
+	}
+	return c.Request().URL.Path
+}
+
 // logMiddleware logs one line per request. It logs the path only, never the query string,
-// because the events route carries stream tokens there.
+// because the events route carries stream tokens there, and an answer link's path by its
+// pattern (loggedPath).
 func logMiddleware(logger *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -56,7 +67,7 @@ func logMiddleware(logger *slog.Logger) echo.MiddlewareFunc {
 			if err != nil {
 				status = toHTTP(err).Status
 			}
-			logger.Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+			logger.Info("request", "method", c.Request().Method, "path", loggedPath(c),
 				"status", status, "duration_ms", time.Since(start).Milliseconds(), "request_id", requestID(c))
 			return err
 		}

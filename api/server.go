@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -43,6 +44,11 @@ type Store interface {
 	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
 	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
 	DeactivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
+	RecordQuestion(ctx context.Context, q *store.Question) (*store.Question, bool, error)
+	GetQuestion(ctx context.Context, id, userID string) (*store.Question, error)
+	AnswerQuestion(ctx context.Context, id, userID, answer string, keys store.JSON) (*store.Question, error)
+	EndQuestion(ctx context.Context, id, userID, state string) (*store.Question, error)
+	AnsweredQuestions(ctx context.Context, userID string) ([]store.Question, int64, error)
 	GetSkillRun(ctx context.Context, id, userID string) (*store.SkillRun, error)
 	ListSkillRunsPage(ctx context.Context, userID string, f store.RunFilter, after *store.TimeKey, limit int) ([]store.SkillRun, error)
 	CreateSkillJob(ctx context.Context, job *store.SkillJob, inputs []store.JSON) error
@@ -104,6 +110,11 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MetricsToken, when set, is the bearer token GET /metrics requires.
 	MetricsToken string
+	// PublicURL is where phones reach the server, for answer links; empty means the
+	// address the watcher reached it at.
+	PublicURL string
+	// AnswerTTL is how long a watched agent's question may be answered (0: one hour).
+	AnswerTTL time.Duration
 	// DevTokenTTL > 0 serves GET /api/v1/dev/token with tokens of that lifetime. Set it only
 	// in development: no JWT secret configured and a loopback listen address (see
 	// [DevMode]).
@@ -129,6 +140,7 @@ type Deps struct {
 	Auth         *auth.Authority
 	MCPKeys      KeySet      // nil publishes an empty key set
 	MessageRate  MessageRate // nil means no per-user message rate
+	AnswerRate   MessageRate // nil means no per-user rate of answers from phones
 	Orchestrator Orchestrator
 	Skills       Skills
 	Prompts      PromptTexts // nil stores prompt versions unchecked
@@ -146,16 +158,19 @@ type Server struct {
 	auth    *auth.Authority
 	mcpKeys KeySet
 	rate    MessageRate
-	orch    Orchestrator
-	skills  Skills
-	prompts PromptTexts
-	budget  Budget
-	jobs    SkillJobs
-	store   Store
-	follow  FollowFunc
-	metrics Metrics
-	logger  *slog.Logger
-	echo    *echo.Echo
+	// answerRate limits each user's answers from phones.
+	answerRate MessageRate
+	answerPage *template.Template
+	orch       Orchestrator
+	skills     Skills
+	prompts    PromptTexts
+	budget     Budget
+	jobs       SkillJobs
+	store      Store
+	follow     FollowFunc
+	metrics    Metrics
+	logger     *slog.Logger
+	echo       *echo.Echo
 
 	// streamsCtx is cancelled by [Server.EndStreams] so open event streams end at shutdown.
 	streamsCtx context.Context
@@ -186,6 +201,9 @@ func New(d Deps) *Server {
 	if d.Config.MaxHeaderBytes <= 0 {
 		d.Config.MaxHeaderBytes = 16 << 10
 	}
+	if d.Config.AnswerTTL <= 0 {
+		d.Config.AnswerTTL = time.Hour
+	}
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
@@ -193,7 +211,8 @@ func New(d Deps) *Server {
 		cfg: d.Config, auth: d.Auth, mcpKeys: d.MCPKeys, rate: d.MessageRate, orch: d.Orchestrator, store: d.Store,
 		skills: d.Skills, prompts: d.Prompts, budget: d.Budget, jobs: d.SkillJobs,
 		follow: d.Follow, metrics: d.Metrics, logger: d.Logger, slots: newStreamSlots(d.Config.MaxStreamsPerUser),
-		wheel: newBeatWheel(d.Config.HeartbeatInterval),
+		wheel: newBeatWheel(d.Config.HeartbeatInterval), answerRate: d.AnswerRate,
+		answerPage: template.Must(template.New("answer").Parse(answerPageHTML)),
 	}
 	s.streamsCtx, s.endStreams = context.WithCancel(context.Background())
 	s.detachedCtx, s.cancelDetached = context.WithCancel(context.Background())
@@ -236,6 +255,9 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/playground/:file", servePlaygroundFile)
 	e.GET("/playground/vendor/:file", servePlaygroundVendor)
 	e.GET("/playground/client/:file", servePlaygroundClient)
+	e.GET("/answer-page.css", serveAnswerCSS)
+	e.GET("/answer/:token", s.showAnswer)
+	e.POST("/answer/:token", s.answerQuestion)
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/messages/:id/events", s.getEvents, s.auth.StreamMiddleware("id"))
@@ -268,6 +290,9 @@ func (s *Server) routes() *echo.Echo {
 	user.GET("/ai-sdk/chat/:id/stream", s.getAISDKStream)
 	user.GET("/ai-sdk/chat/:id/messages", s.getAISDKMessages)
 	user.POST("/ag-ui", s.postAGUIRun, s.withinBudget(), s.messageRate())
+	user.POST("/watch/questions", s.recordQuestion)
+	user.POST("/watch/questions/:id/outcome", s.questionOutcome)
+	user.GET("/watch/answers", s.followAnswers)
 
 	admin := v1.Group("/llm", s.auth.Middleware(), auth.RequireAdmin())
 	admin.GET("/prompts", s.listPrompts)

@@ -87,6 +87,11 @@ type Config struct {
 	// MCPPublishedKeys are PEM key files published in the JWKS besides the signing key but
 	// never used to sign: the other key of a rotation.
 	MCPPublishedKeys []string
+	// PublicURL is the server's address as phones reach it, for answer links; empty means
+	// http:// and the listen address.
+	PublicURL string
+	// AnswerTTL is how long a watched agent's question may be answered and its answer typed.
+	AnswerTTL time.Duration
 	// CORSOrigins are the browser origins (scheme://host[:port]) that get CORS answers;
 	// empty means none.
 	CORSOrigins []string
@@ -328,6 +333,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("jwt_max_ttl", c.JWTMaxTTL),
 		slog.String("mcp_key_file", c.MCPKeyFile),
 		slog.Any("mcp_published_keys", c.MCPPublishedKeys),
+		slog.String("public_url", c.PublicURL),
+		slog.Duration("answer_ttl", c.AnswerTTL),
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.Int("max_header_bytes", c.MaxHeaderBytes),
 		slog.Duration("header_timeout", c.HeaderTimeout),

@@ -29,6 +29,7 @@ func defaults() Config {
 		SkillCallTimeout:    10 * time.Second,
 		SkillDedupWindow:    10 * time.Minute,
 		SkillJobConcurrency: 4,
+		AnswerTTL:           time.Hour,
 
 		UpstreamMaxAttempts:      4,
 		UpstreamFirstByteTimeout: 30 * time.Second,
@@ -218,6 +219,10 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: `PHASEFLOW_HEARTBEAT_INTERVAL: time: invalid duration "x"`},
 		{name: "flag bad duration", args: []string{"--heartbeat-interval", "x"},
 			wantErr: `invalid value "x" for flag --heartbeat-interval: time: invalid duration "x"`},
+		{name: "public url not http", env: map[string]string{"PHASEFLOW_PUBLIC_URL": "ftp://x"},
+			wantErr: `PHASEFLOW_PUBLIC_URL: "ftp://x" is not an http or https URL (want scheme://host[:port][/path])`},
+		{name: "answer ttl below a minute", env: map[string]string{"PHASEFLOW_ANSWER_TTL": "30s"},
+			wantErr: "PHASEFLOW_ANSWER_TTL: must be at least 1m0s, got 30s"},
 		{name: "heartbeat below 100ms", env: map[string]string{"PHASEFLOW_HEARTBEAT_INTERVAL": "50ms"},
 			wantErr: "PHASEFLOW_HEARTBEAT_INTERVAL: must be at least 100ms, got 50ms"},
 		{name: "zero shutdown grace", env: map[string]string{"PHASEFLOW_SHUTDOWN_GRACE": "0s"},

@@ -64,6 +64,12 @@ func settings() []setting {
 		{flag: "mcp-published-keys", env: "PHASEFLOW_MCP_PUBLISHED_KEYS", arg: "file,…",
 			usage: "PEM key files also published at /.well-known/jwks.json but never used to sign (key rotation)",
 			set:   setList(func(c *Config) *[]string { return &c.MCPPublishedKeys }, nil)},
+		{flag: "public-url", env: "PHASEFLOW_PUBLIC_URL", arg: "url",
+			usage: "the server's address as phones reach it, for the answer links of watched agents' questions (default: http:// and the listen address)",
+			set:   setPublicURL},
+		{flag: "answer-ttl", env: "PHASEFLOW_ANSWER_TTL", def: "1h", arg: "duration",
+			usage: "how long a watched agent's question may be answered from its notification, and its answer typed (at least 1m)",
+			set:   setDuration(time.Minute, func(c *Config) *time.Duration { return &c.AnswerTTL })},
 		{flag: "cors-origins", env: "PHASEFLOW_CORS_ORIGINS", arg: "origin,…",
 			usage: "browser origins (scheme://host[:port]) that get CORS answers; empty means none",
 			set:   setList(func(c *Config) *[]string { return &c.CORSOrigins }, checkOrigin)},
@@ -546,6 +552,21 @@ func checkOrigin(o string) error {
 		u.Path != "" || u.RawQuery != "" || u.User != nil || strings.Contains(o, "*") {
 		return fmt.Errorf("%q is not an origin (want scheme://host[:port], no path or wildcard)", o)
 	}
+	return nil
+}
+
+// setPublicURL accepts "" or an absolute http(s) URL without query or fragment; a
+// trailing slash is dropped.
+func setPublicURL(c *Config, v string) error {
+	if v == "" {
+		c.PublicURL = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an http or https URL (want scheme://host[:port][/path])", v)
+	}
+	c.PublicURL = strings.TrimSuffix(v, "/")
 	return nil
 }
 

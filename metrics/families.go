@@ -54,6 +54,13 @@ func newMetrics() *Metrics {
 		followersOpen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "phaseflow_eventlog_followers", Help: "Event-log followers (readers of a message's log) open now.",
 		}),
+		questions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phaseflow_watch_questions_total", Help: "Watched agents' questions by what happened: notified, answered (from a phone), delivered (typed into the pane), stale (the screen moved on first), expired.",
+		}, []string{"event"}),
+		answerDelivery: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "phaseflow_watch_answer_delivery_seconds", Help: "Time from an answer given on a phone to its keys typed into the pane that asked (the watcher's report).",
+			Buckets: []float64{.25, .5, 1, 2, 4, 8, 16, 32, 64, 300, 3600},
+		}),
 		skillRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phaseflow_skill_runs_total", Help: "JSON-skill runs ended, by skill, status and error code.",
 		}, []string{"skill", "status", "code"}),

@@ -61,6 +61,9 @@ type Metrics struct {
 	skillCalls       *prometheus.CounterVec
 	skillRunDuration *prometheus.HistogramVec
 
+	questions      *prometheus.CounterVec
+	answerDelivery prometheus.Histogram
+
 	op operatorFamilies
 }
 
@@ -75,7 +78,7 @@ func New() *Metrics {
 		m.requests, m.requestDuration, m.streamsOpen,
 		m.turnsStarted, m.turnRestarts, m.turnsRunning, m.turnsEnded, m.firstDelta, m.turnDuration,
 		m.upstreamErrors, m.commitSeconds, m.commitEvents, m.commitErrors, m.followersOpen,
-		m.skillRuns, m.skillCalls, m.skillRunDuration,
+		m.skillRuns, m.skillCalls, m.skillRunDuration, m.questions, m.answerDelivery,
 	)
 	m.reg.MustRegister(m.op.collectors()...)
 	return m
@@ -170,6 +173,13 @@ func (m *Metrics) SkillRunEnded(skill, status, code string, d time.Duration) {
 	m.skillRuns.WithLabelValues(skill, status, code).Inc()
 	m.skillRunDuration.WithLabelValues(skill).Observe(d.Seconds())
 }
+
+// QuestionEvent counts what happened to watched agents' questions: notified, answered,
+// delivered, stale, expired.
+func (m *Metrics) QuestionEvent(event string) { m.questions.WithLabelValues(event).Inc() }
+
+// AnswerDelivered observes the time from an answer given to its keys typed in the pane.
+func (m *Metrics) AnswerDelivered(d time.Duration) { m.answerDelivery.Observe(d.Seconds()) }
 
 // SkillModelCall counts one model call of a JSON skill by skill and reason: first, widen
 // (a wider terminal window) or correction (the one retry).

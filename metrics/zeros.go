@@ -15,6 +15,9 @@ type Known struct {
 	Skills     []string
 	RunCodes   []string // the codes a skill run fails with
 	Reasons    []string // why a skill calls the model: first, widen, correction
+	// QuestionEvents are what happens to a watched agent's question (store's states and
+	// notified).
+	QuestionEvents []string
 }
 
 // Zero exports every series of k at 0.
@@ -41,6 +44,9 @@ func (m *Metrics) Zero(k Known) {
 		for _, c := range codes {
 			m.turnsEnded.WithLabelValues(status, c)
 		}
+	}
+	for _, e := range k.QuestionEvents {
+		m.questions.WithLabelValues(e)
 	}
 	for _, s := range k.Skills {
 		m.skillRuns.WithLabelValues(s, "succeeded", "")

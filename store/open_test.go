@@ -45,7 +45,7 @@ func open(t *testing.T, databaseURL, dataDir string) *store.Store {
 var allMigrations = []string{
 	"0001_init", "0002_leases", "0003_event_data_text", "0004_json_as_text", "0005_events_unreferenced",
 	"0006_turn_records", "0007_client_request_per_user", "0008_lz4_toast", "0009_strategy_by_session_and_user",
-	"0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4", "0013_skills", "0014_user_usage", "0015_user_message_rate",
+	"0010_event_runs", "0011_watched_messages", "0012_event_runs_lz4", "0013_skills", "0014_user_usage", "0015_user_message_rate", "0016_questions",
 }
 
 func TestMigrate(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phaseflow/phaseflow/config"
+	"github.com/phaseflow/phaseflow/jsonskill/terminal"
 )
 
 // The notification formats.
@@ -43,12 +44,11 @@ type Notice struct {
 	Fingerprint string    `json:"fingerprint"`
 	RunID       string    `json:"run_id"`
 	Time        time.Time `json:"time"`
-}
-
-// agentNames are the agents as a person names them.
-func agentNames() map[string]string {
-	return map[string]string{"claude_code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI",
-		"opencode": "OpenCode", "aider": "Aider"}
+	// AnswerURL is the page that answers the question from a phone, and Actions answer
+	// its first options straight from the notification (POST each URL); both only when the
+	// watcher works through a server that can type the answer into the pane.
+	AnswerURL string   `json:"answer_url,omitempty"`
+	Actions   []Action `json:"actions,omitempty"`
 }
 
 // noticeOf is the notification of a new question read on src.
@@ -59,7 +59,7 @@ func noticeOf(src Source, r Reading) Notice {
 	if r.Subject != "" || r.Rule == "permission" {
 		n.Reason, n.Tags = "approval", []string{"warning"}
 	}
-	who := agentNames()[r.Agent]
+	who := terminal.Agent(r.Agent).DisplayName()
 	if who == "" {
 		who = "The agent"
 	}
@@ -90,6 +90,12 @@ func (nt *Notifier) Send(ctx context.Context, n Notice) error {
 		req.Header.Set("Title", headerText(n.Title))
 		req.Header.Set("Priority", n.Priority)
 		req.Header.Set("Tags", strings.Join(n.Tags, ","))
+		if n.AnswerURL != "" {
+			req.Header.Set("Click", n.AnswerURL)
+		}
+		if len(n.Actions) > 0 {
+			req.Header.Set("Actions", ntfyActions(n.Actions))
+		}
 	}
 	resp, err := nt.Client.Do(req)
 	if err != nil {
@@ -100,6 +106,23 @@ func (nt *Notifier) Send(ctx context.Context, n Notice) error {
 		return fmt.Errorf("notify: %s answered %s", config.RedactURL(nt.URL), resp.Status)
 	}
 	return nil
+}
+
+// ntfyActions is ntfy's Actions header for actions: each an http action that POSTs its
+// URL and clears the notification. Labels are quoted, without the characters that would end
+// them.
+func ntfyActions(actions []Action) string {
+	parts := make([]string, 0, len(actions))
+	for _, a := range actions {
+		label := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(`,;"'`, r) {
+				return ' '
+			}
+			return r
+		}, a.Label)
+		parts = append(parts, fmt.Sprintf(`http, "%s", %s, method=POST, clear=true`, strings.Join(strings.Fields(label), " "), a.URL))
+	}
+	return headerText(strings.Join(parts, "; "))
 }
 
 // headerText is s as a header value: printable ASCII as it is, anything else as an RFC 2047

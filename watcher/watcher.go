@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phaseflow/phaseflow/jsonskill/terminal"
+	"github.com/phaseflow/phaseflow/store"
 )
 
 // captureLines is how many of a screen's last lines the watcher compares and reads, as
@@ -25,6 +27,9 @@ type Source struct {
 	// Workspace is what a person calls it: the source id given, else the tmux session,
 	// window and pane with the pane's working directory.
 	Workspace string
+	// Typer types an answer into it; nil when answers cannot be typed (its questions are
+	// then notified without an answer path).
+	Typer *Typer
 }
 
 // Options are a watch's settings.
@@ -35,6 +40,14 @@ type Options struct {
 	Limit    int
 	Reader   Reader
 	Notifier *Notifier // nil: print only
+	// Questions keeps the questions and follows their answers (a Phaseflow server); nil:
+	// notifications only, no answer path.
+	Questions Questions
+	// Panes, when set, lists the sources again before each round (every pane of a tmux
+	// server), so panes that open or close are picked up.
+	Panes *Panes
+	// Locale is the questions' locale (their answer page's language).
+	Locale string
 	// Out gets one JSON line per new question; Errs the problems, once per change.
 	Out, Errs io.Writer
 }
@@ -44,6 +57,9 @@ type Watcher struct {
 	opts    Options
 	sources []Source
 	state   map[string]*sourceState
+	handled map[string]bool // answers typed or found stale, so that one sent again is not
+	pending map[string]pendingAnswer
+	listErr string // the last problem listing the panes
 }
 
 // sourceState is what the watcher remembers of a source between captures.
@@ -51,33 +67,86 @@ type sourceState struct {
 	sum     [sha256.Size]byte // the last screen's
 	busy    bool              // the last reading saw the agent at work
 	problem string            // the last problem reported
+	// open is the question the source asks and its fingerprint, recorded and not answered
+	// through the watcher yet; "" when none.
+	open, openPrint string
 }
 
-// New returns a watcher of sources.
+// maxHandled bounds the answers remembered as handled; past it the oldest are forgotten
+// (the server has the outcome by then, and does not send them again).
+const maxHandled = 1024
+
+// New returns a watcher of sources (or of opts.Panes' panes).
 func New(opts Options, sources []Source) *Watcher {
-	st := make(map[string]*sourceState, len(sources))
-	for _, s := range sources {
-		st[s.ID] = &sourceState{}
-	}
-	return &Watcher{opts: opts, sources: sources, state: st}
+	w := &Watcher{opts: opts, state: map[string]*sourceState{}, handled: map[string]bool{}, pending: map[string]pendingAnswer{}}
+	w.setSources(sources)
+	return w
 }
 
-// Run watches until ctx ends: every interval, each source once.
+// setSources makes sources the watched ones, keeping what is known of those still there.
+func (w *Watcher) setSources(sources []Source) {
+	state := make(map[string]*sourceState, len(sources))
+	for _, s := range sources {
+		state[s.ID] = w.state[s.ID]
+		if state[s.ID] == nil {
+			state[s.ID] = &sourceState{}
+		}
+	}
+	w.sources, w.state = sources, state
+}
+
+// Run watches until ctx ends: every interval, each source once; between rounds it types the
+// answers that come, each into the pane that asked.
 func (w *Watcher) Run(ctx context.Context) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	answers := make(chan Answer) // unbuffered: the stream waits while a round runs
+	var following sync.WaitGroup
+	if w.opts.Questions != nil {
+		following.Go(func() {
+			if err := w.opts.Questions.Follow(ctx, answers); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(w.opts.Errs, "phaseflow watch: answers: %v\n", err)
+			}
+		})
+	}
+	defer following.Wait()
 	tick := time.NewTicker(w.opts.Every)
 	defer tick.Stop()
 	for {
-		for _, src := range w.sources {
-			if ctx.Err() != nil {
+		w.round(ctx)
+		w.retryPending(ctx)
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
 				return
+			case a := <-answers:
+				w.answer(ctx, a)
+			case <-tick.C:
+				waiting = false
 			}
-			w.once(ctx, src)
 		}
-		select {
-		case <-ctx.Done():
+	}
+}
+
+// round captures each source once, listing the panes first when they are watched.
+func (w *Watcher) round(ctx context.Context) {
+	if w.opts.Panes != nil {
+		sources, err := w.opts.Panes.List(ctx)
+		if err != nil && err.Error() != w.listErr && ctx.Err() == nil {
+			fmt.Fprintf(w.opts.Errs, "phaseflow watch: %v\n", err)
+		}
+		w.listErr = ""
+		if err != nil {
+			w.listErr = err.Error()
+		} else {
+			w.setSources(sources)
+		}
+	}
+	for _, src := range w.sources {
+		if ctx.Err() != nil {
 			return
-		case <-tick.C:
 		}
+		w.once(ctx, src)
 	}
 }
 
@@ -114,15 +183,40 @@ func (w *Watcher) once(ctx context.Context, src Source) {
 		return
 	}
 	st.problem, st.busy = "", r.Status == "processing"
+	if st.open != "" && (r.Status != "has_question" || r.Fingerprint != st.openPrint) {
+		w.report(ctx, st, st.open, store.QuestionStale) // answered at the computer, or gone
+	}
 	if r.Status != "has_question" || r.Duplicate {
 		return
 	}
 	n := noticeOf(src, r)
+	if w.opts.Questions != nil && src.Typer != nil {
+		rec, err := w.opts.Questions.Record(ctx, questionOf(src, r, w.opts.Locale))
+		if err != nil {
+			w.problem(ctx, st, err)
+			return
+		}
+		st.open, st.openPrint = rec.ID, r.Fingerprint
+		if !rec.New {
+			return // asked already: notified then, or answered and waiting to be typed
+		}
+		n.AnswerURL, n.Actions = rec.AnswerURL, rec.Actions
+	}
 	w.print(n)
 	if w.opts.Notifier != nil {
 		if err := w.opts.Notifier.Send(ctx, n); err != nil {
 			w.problem(ctx, st, err)
 		}
+	}
+}
+
+// report tells the server what became of question id, which the source no longer waits on.
+func (w *Watcher) report(ctx context.Context, st *sourceState, id, state string) {
+	if st != nil && st.open == id {
+		st.open, st.openPrint = "", ""
+	}
+	if err := w.opts.Questions.Report(ctx, id, state); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(w.opts.Errs, "phaseflow watch: report question %s %s: %v\n", id, state, err)
 	}
 }
 

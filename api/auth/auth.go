@@ -67,6 +67,10 @@ const (
 // TypeStream is the "typ" claim of a stream token.
 const TypeStream = "stream"
 
+// TypeAnswer is the "typ" claim of an answer token: the link a notification carries to
+// answer one question of a watched agent (see SignAnswer).
+const TypeAnswer = "answer"
+
 // DefaultStreamTTL is the lifetime of the stream token the message-creating call returns:
 // long enough to open and reopen the events stream, short enough that a leaked URL soon
 // becomes useless.
@@ -87,6 +91,8 @@ type Claims struct {
 	Role string `json:"role,omitempty"`
 	// MessageID is the only message a stream token is valid for.
 	MessageID string `json:"msg,omitempty"`
+	// QuestionID is the only question an answer token answers.
+	QuestionID string `json:"q,omitempty"`
 	// Type is TypeStream for stream tokens and empty (or an identity provider's own value,
 	// such as "Bearer") for bearer tokens.
 	Type string `json:"typ,omitempty"`
@@ -221,6 +227,32 @@ func (a *Authority) SignStream(sub, messageID string, ttl time.Duration) (string
 	return a.sign(c, min(ttl, a.opts.MaxTTL))
 }
 
+// SignAnswer returns an answer token: sub's answer to questionID, and nothing else, for
+// ttl (at most the longest user-token lifetime). It travels in a notification's links, so
+// it grants no other access; that it answers once is the question's state's to enforce.
+func (a *Authority) SignAnswer(sub, questionID string, ttl time.Duration) (string, error) {
+	if questionID == "" {
+		return "", errors.New("auth: sign answer token: empty question id")
+	}
+	c := Claims{RegisteredClaims: jwt.RegisteredClaims{Subject: sub}, QuestionID: questionID, Type: TypeAnswer}
+	return a.sign(c, min(ttl, a.opts.MaxTTL))
+}
+
+// VerifyAnswer checks an answer token and returns its claims; any other token is refused.
+func (a *Authority) VerifyAnswer(token string) (*Claims, error) {
+	c, err := a.parse(a.stream, &a.streamSeen, token)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type != TypeAnswer || c.QuestionID == "" {
+		return nil, fmt.Errorf("%w: not an answer token", ErrUnauthorized)
+	}
+	return c, nil
+}
+
+// IsExpired reports whether a token was refused for having expired.
+func IsExpired(err error) bool { return errors.Is(err, jwt.ErrTokenExpired) }
+
 // sign fills in the time, issuer and audience claims and signs c.
 func (a *Authority) sign(c Claims, ttl time.Duration) (string, error) {
 	if len(a.opts.Secret) == 0 {
@@ -257,7 +289,7 @@ func (a *Authority) Verify(token string) (*Claims, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Type == TypeStream || c.Type == mcpcontext.Type {
+	if c.Type == TypeStream || c.Type == TypeAnswer || c.Type == mcpcontext.Type {
 		return nil, fmt.Errorf("%w: a %q token is not a bearer token", ErrUnauthorized, c.Type)
 	}
 	return c, nil

@@ -253,3 +253,33 @@ func TestVerifyStream(t *testing.T) {
 		})
 	}
 }
+
+// An answer token answers its one question and is nothing else: not a bearer token, not a
+// stream token; a bearer or stream token is not an answer token.
+func TestAnswerTokens(t *testing.T) {
+	a := New(testSecret, "", "")
+	answer, err := a.SignAnswer("alice", "q1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.VerifyAnswer(answer)
+	if err != nil || c.QuestionID != "q1" || c.Subject != "alice" || c.Type != TypeAnswer {
+		t.Fatalf("VerifyAnswer = %+v, %v", c, err)
+	}
+	if _, err := a.Verify(answer); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("an answer token passed as a bearer token: %v", err)
+	}
+	if _, err := a.VerifyStream(answer, "q1"); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("an answer token passed as a stream token: %v", err)
+	}
+	bearer, _ := a.Sign("alice", RoleUser, time.Hour)
+	stream, _ := a.SignStream("alice", "m1", time.Minute)
+	for name, tok := range map[string]string{"bearer": bearer, "stream": stream, "forged": answer[:len(answer)-4] + "AAAA"} {
+		if _, err := a.VerifyAnswer(tok); !errors.Is(err, ErrUnauthorized) {
+			t.Errorf("a %s token passed as an answer token: %v", name, err)
+		}
+	}
+	if _, err := a.SignAnswer("alice", "", time.Hour); err == nil {
+		t.Error("an answer token for no question was signed")
+	}
+}

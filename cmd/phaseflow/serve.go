@@ -131,6 +131,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	srv := api.New(api.Deps{
 		Config: apiConfig(cfg, skillRunner.Catalog()), Auth: authority, MCPKeys: mcpSigner, Metrics: m,
 		MessageRate:  messageRate(cfg, st, logger),
+		AnswerRate:   userlimit.NewRate(st, answersPerMinute, answersBurst, logger),
 		Orchestrator: orch, Skills: skillRunner, Prompts: skills.New(), SkillJobs: skillJobs, Store: st, Logger: logger,
 		Budget: meter,
 		Follow: func(id string, after, last int64) api.Cursor { return log.Follow(id, after, last) },
@@ -194,6 +195,13 @@ func stopCriteria(cfg config.Config) handlers.Criteria {
 	return handlers.Criteria{MinSharpe: cfg.StopMinSharpe, MaxDrawdown: cfg.StopMaxDrawdown, MaxScenarioLoss: cfg.StopMaxScenarioLoss}
 }
 
+// A user's answers from phones: a few at once, then one every two seconds. An answer is a
+// tap on a notification; more than that is someone trying tokens or a loop.
+const (
+	answersPerMinute = 30
+	answersBurst     = 10
+)
+
 // messageRate is the per-user message rate, nil when there is none.
 func messageRate(cfg config.Config, st *store.Store, logger *slog.Logger) api.MessageRate {
 	if cfg.UserMessageRate <= 0 {
@@ -232,6 +240,7 @@ func apiConfig(cfg config.Config, skills *jsonskill.Catalog) api.Config {
 		ReplyPolicy: stream.Policy(cfg.ReplyPolicy),
 		CORSOrigins: cfg.CORSOrigins, MaxHeaderBytes: cfg.MaxHeaderBytes, BodyTimeout: cfg.BodyTimeout,
 		MetricsToken: cfg.MetricsToken.Reveal(), DevTokenTTL: devTokenTTLFor(cfg),
+		PublicURL: cfg.PublicURL, AnswerTTL: cfg.AnswerTTL,
 	}
 }
 

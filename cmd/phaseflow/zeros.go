@@ -24,6 +24,8 @@ func knownLabels(cfg config.Config, skills *jsonskill.Catalog) metrics.Known {
 		},
 		RunCodes: failure.Run(),
 		Reasons:  jsonskill.CallReasons(),
+		QuestionEvents: []string{"notified", store.QuestionAnswered, store.QuestionDelivered,
+			store.QuestionStale, store.QuestionExpired},
 	}
 	for _, mv := range phases.Moves() {
 		k.PhaseMoves = append(k.PhaseMoves, [2]string{string(mv[0]), string(mv[1])})

@@ -14,6 +14,11 @@ const (
 	Aider      Agent = "aider"
 )
 
+// DisplayName is the agent as a person names it, "" for an agent the rules do not know.
+func (a Agent) DisplayName() string {
+	return map[Agent]string{ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", OpenCode: "OpenCode", Aider: "Aider"}[a]
+}
+
 // agentSigns are texts only one agent puts on its screen.
 func agentSigns() map[Agent][]string {
 	return map[Agent][]string{

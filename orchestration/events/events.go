@@ -22,6 +22,10 @@ const (
 	Heartbeat    = "heartbeat"
 )
 
+// Answer names an event of the watchers' answers stream (GET /api/v1/watch/answers): an
+// answer from a phone to type into the pane that asked.
+const Answer = "answer"
+
 // IsTerminal reports whether an event ends its message's stream: after it the server closes
 // the connection and a reconnect past it answers 204.
 func IsTerminal(name string) bool { return name == Completed || name == Error }

@@ -46,6 +46,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/answer-page.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The answer page's style sheet */
+        get: operations["getAnswerPageStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/answer/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page that answers a watched agent's question
+         * @description What a notification's `Click` links to: the question, its options as buttons and a
+         *     text field for an open question while it is open, else what became of the answer
+         *     (sent, typed into the terminal, stale, expired), in the question's locale. A plain
+         *     HTML form: no JavaScript, usable at 390 px. The answer token in the path is the only
+         *     credential: it answers one question of its user's and expires with it.
+         */
+        get: operations["getAnswerPage"];
+        put?: never;
+        /**
+         * Answer a watched agent's question
+         * @description `option` (an option's index, in the form or the query: a notification's actions
+         *     post `?option=N` with no body) or `text` (at most 500 characters; control characters
+         *     and escape sequences are removed). A browser (`Accept: text/html`) is sent back to the
+         *     page (303), which shows a refusal in place; any other client gets JSON. Answers are
+         *     limited per user (a few at once, then one every two seconds).
+         */
+        post: operations["postAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ag-ui": {
         parameters: {
             query?: never;
@@ -780,6 +829,78 @@ export interface paths {
          *     the longest a turn accepts, is 413 `reply_too_large`.
          */
         post: operations["validate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watch/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the answers to type
+         * @description The caller's answered questions not yet reported on, oldest first, then each new one,
+         *     as `answer` events (`id`, `source_id`, `fingerprint`, `answer`, `keys`: each
+         *     `{"key": NAME}` or `{"text": TEXT}`, `answered_at`), with heartbeats. A watcher that
+         *     reconnects gets every answer it has not reported on again, so an answer given while
+         *     its computer slept arrives when it wakes, unless it expired.
+         */
+        get: operations["followAnswers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watch/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a question a watcher notifies
+         * @description What `phaseflow watch --server` posts for each question it reads on a pane. A source
+         *     has one live (open or answered) question of a fingerprint at a time: posting it again
+         *     answers the live one with `new: false`, which the watcher does not notify again. The
+         *     answer is the question with the links that answer it: `answer_url` (the page) and an
+         *     action per option (its first three), each carrying an answer token that expires with
+         *     the question (PHASEFLOW_ANSWER_TTL) and is built on PHASEFLOW_PUBLIC_URL (default:
+         *     the address the watcher reached the server at).
+         */
+        post: operations["recordQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watch/questions/{id}/outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report what became of an answer
+         * @description `delivered` (typed into the pane that asked; from answered) or `stale` (the screen
+         *     moved on first, or the person answered at the computer; from open or answered). A
+         *     question past that answers 409 `question_closed` with its `state`.
+         */
+        post: operations["reportQuestionOutcome"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1524,6 +1645,77 @@ export interface components {
             next_cursor: string | null;
             prompts: components["schemas"]["Prompt"][];
         };
+        Question: {
+            agent?: string;
+            answer?: string;
+            /** Format: date-time */
+            answered_at?: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            ended_at?: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            fingerprint: string;
+            id: string;
+            keys?: unknown;
+            locale: string;
+            message: string;
+            message_type?: string;
+            options: unknown;
+            source_id: string;
+            /** @enum {string} */
+            state: "open" | "answered" | "delivered" | "stale" | "expired";
+            subject?: string;
+            workspace?: string;
+        };
+        /**
+         * @description A question a watcher read on a pane.
+         * @example {
+         *       "source_id": "agent:0.0 /src/app",
+         *       "fingerprint": "do-you-want-to-proceed-b65dc70b",
+         *       "message": "Do you want to proceed?",
+         *       "message_type": "choice",
+         *       "options": [
+         *         {
+         *           "label": "Yes",
+         *           "keys": [
+         *             "1"
+         *           ]
+         *         },
+         *         {
+         *           "label": "No",
+         *           "keys": [
+         *             "2"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        QuestionRequest: {
+            agent?: string;
+            fingerprint: string;
+            /** @enum {string} */
+            locale?: "en" | "zh";
+            message: string;
+            message_type?: string;
+            options?: {
+                keys?: string[];
+                label: string;
+            }[];
+            source_id: string;
+            subject?: string;
+            workspace?: string;
+        };
+        RecordedQuestion: {
+            actions: {
+                label: string;
+                url: string;
+            }[] | null;
+            answer_url: string;
+            new: boolean;
+            question: components["schemas"]["Question"];
+        };
         RefusedAttempt: {
             attempt: number;
             /** @description Validation errors by their stable codes, and `reply_language` when the reply was in another language than the session's. */
@@ -1997,6 +2189,23 @@ export interface components {
                 "text/event-stream": string;
             };
         };
+        /** @description The question was already answered (`answer_used`) or has expired (`question_expired`). */
+        AnswerGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "answer_used",
+                 *         "message": "this question was already answered"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description Bad input (`bad_request`): a body that is not the JSON object the route takes, a
          *     missing required field, a malformed `Last-Event-ID`, a path id holding NUL or
@@ -2356,6 +2565,8 @@ export interface components {
     parameters: {
         /** @description Used as the locale when the body has none (`zh…` → `zh`, else `en`). */
         AcceptLanguage: string;
+        /** @description The answer token a notification's link carries. */
+        AnswerToken: string;
         /** @description The conversation's id as the client names it (the AI SDK's chat id). */
         ChatID: string;
         /**
@@ -2454,6 +2665,111 @@ export interface operations {
                     "application/jwk-set+json": components["schemas"]["JWKSet"];
                 };
             };
+        };
+    };
+    getAnswerPageStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+        };
+    };
+    getAnswerPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The answer token a notification's link carries. */
+                token: components["parameters"]["AnswerToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["AnswerGone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postAnswer: {
+        parameters: {
+            query?: {
+                option?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The answer token a notification's link carries. */
+                token: components["parameters"]["AnswerToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    option?: number;
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The answer is taken; the watcher types it into the pane that asked when it still shows the question. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        question_id: string;
+                        /** @constant */
+                        state: "answered";
+                    };
+                };
+            };
+            /** @description A browser's answer taken; see the page. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description The screen moved on before the answer (`question_stale`); nothing will be typed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["AnswerGone"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     runAGUIAgent: {
@@ -3544,6 +3860,115 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
+    followAnswers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: answer
+                     *     data: {"id":"01a2…","source_id":"agent:0.0 /src/app","fingerprint":"do-you-want-to-proceed-…","answer":"Yes","keys":[{"key":"1"}],"answered_at":"2026-12-07T12:00:00Z"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    recordQuestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuestionRequest"];
+            };
+        };
+        responses: {
+            /** @description The source's live question of that fingerprint, already notified. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordedQuestion"];
+                };
+            };
+            /** @description A new question. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordedQuestion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reportQuestionOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    state: "delivered" | "stale";
+                };
+            };
+        };
+        responses: {
+            /** @description The question as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Question"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            /** @description The question's outcome is known (`question_closed`, with `state`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     healthz: {
         parameters: {
             query?: never;
@@ -3766,6 +4191,9 @@ export type Session = components['schemas']['Session'];
 export type AISDKChatRequest = components['schemas']['AISDKChatRequest'];
 export type AISDKUIMessage = components['schemas']['AISDKUIMessage'];
 export type AGUIRunAgentInput = components['schemas']['AGUIRunAgentInput'];
+export type QuestionRequest = components['schemas']['QuestionRequest'];
+export type Question = components['schemas']['Question'];
+export type RecordedQuestion = components['schemas']['RecordedQuestion'];
 export type SessionList = components['schemas']['SessionList'];
 export type Message = components['schemas']['Message'];
 export type MessageList = components['schemas']['MessageList'];
