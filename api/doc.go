@@ -1,4 +1,4 @@
-// Package api is Phaseflow's HTTP surface (sse-contract.md): the echo server, its routes,
+// Package api is Phaseflow's HTTP surface (docs/api.md): the echo server, its routes,
 // authentication, the server-sent-events writer (with the detached streams that carry on
 // once their handlers have returned, without a goroutine while they wait: detach.go,
 // waiting.go) and the one place where errors

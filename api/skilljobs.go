@@ -12,7 +12,7 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// maxJobInputs bounds the inputs of one job (json-skills.md §2).
+// maxJobInputs bounds the inputs of one job (docs/json-skills.md).
 const maxJobInputs = 1000
 
 // jobBody is the body of POST /api/v1/skills/{name}/jobs.

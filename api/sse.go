@@ -64,7 +64,7 @@ func (r responseSink) send(frames []byte, _ bool) error {
 
 // startSSE sends the stream's headers; its first frame, whichever it is, carries the
 // reconnect delay (retry:) in its own block, since a block holding only retry: reads as an
-// empty message to some clients (sse-contract.md §3). It clears the write deadline so a
+// empty message to some clients (docs/api.md). It clears the write deadline so a
 // server-wide WriteTimeout cannot cut a long stream, and the read deadline so the body
 // timeout cannot either.
 func startSSE(w http.ResponseWriter, httpVersionMajor int, bufs *frameBuffers) (*sseWriter, error) {
@@ -107,7 +107,7 @@ func (s *sseWriter) buffer() *bytes.Buffer {
 
 // event buffers one logged event; flush sends it. Its id comes last, so that a client that
 // records the id as soon as it reads the line (some fetch-based clients do) cannot record
-// it for an event a cut connection never completed (sse-contract.md §3).
+// it for an event a cut connection never completed (docs/api.md).
 func (s *sseWriter) event(ev store.Event) {
 	if s.proto != nil {
 		b := s.buffer()

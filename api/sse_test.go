@@ -14,7 +14,7 @@ func (s *sentFrames) send(frames []byte, _ bool) error {
 	return nil
 }
 
-// TestFrameLayout: sse-contract.md §3. A logged event is event, data, then id; the
+// TestFrameLayout: docs/api.md. A logged event is event, data, then id; the
 // stream's first frame, whichever it is, carries retry: in its own block.
 func TestFrameLayout(t *testing.T) {
 	ev := func(seq int64) store.Event {

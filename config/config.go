@@ -156,7 +156,7 @@ type Config struct {
 	// upstream_timeout instead of becoming a failed call the model sees.
 	MCPCallTimeout time.Duration
 	// UpstreamChain sends previous_response_id instead of resending the history; only
-	// upstreams that store responses support it (upstream-wire.md §7).
+	// upstreams that store responses support it (docs/upstreams.md).
 	UpstreamChain bool
 	// MCPServers are the MCP servers the model may call through the upstream.
 	MCPServers []MCPServer

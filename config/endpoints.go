@@ -24,7 +24,7 @@ const (
 	WireChat Wire = "chat"
 )
 
-// JSONMode is how an endpoint is asked for a JSON skill's object (json-skills.md §3).
+// JSONMode is how an endpoint is asked for a JSON skill's object (docs/json-skills.md).
 type JSONMode string
 
 // The modes accepted in an endpoint's "json_mode" and by --upstream-json-mode.

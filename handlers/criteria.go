@@ -10,7 +10,7 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// Criteria are the performance thresholds a phase must meet before it moves on (seed 002
+// Criteria are the performance thresholds a phase must meet before it moves on (docs/turn.md
 // §6's performance threshold), beside the turn limit. A nil threshold is not checked, and
 // none is set by default, so a phase moves on its conditions alone.
 type Criteria struct {

@@ -165,7 +165,7 @@ func deploymentFills(calls []store.ToolCall, block Artifacts) (Artifacts, json.R
 	return fills, mustJSON(card)
 }
 
-// strategyCard is the strategy_card of a draft the turn's patch set (seed 002 §3.4 step 3):
+// strategyCard is the strategy_card of a draft the turn's patch set (docs/turn.md):
 // its name and spec, and the block's id and status.
 func strategyCard(a Artifacts, patch map[string]any) json.RawMessage {
 	if _, drafted := patch[phases.KeyStrategyDraft]; !drafted {

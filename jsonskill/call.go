@@ -51,7 +51,7 @@ func (ex *execution) call(ctx context.Context, prompt, correction, reason string
 }
 
 // systemPrompt is the skill's system prompt with the correction note in its place: where
-// the prompt holds {{correction}} (post_views, as seed 000 §B2 orders it: the retry rule
+// the prompt holds {{correction}} (post_views, as docs/json-skills.md orders it: the retry rule
 // before the strict-JSON hint), else at its end.
 func (ex *execution) systemPrompt(correction string) string {
 	system := ex.sk.text("system", ex.locale)

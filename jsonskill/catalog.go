@@ -58,16 +58,16 @@ type manifest struct {
 // rules are the skill-specific steps skill.json switches on; each is implemented here, not
 // described in the file, so a skill can only use steps the runner knows.
 type rules struct {
-	// Snapshot prepares a terminal snapshot (terminal_state, seed 004 §3).
+	// Snapshot prepares a terminal snapshot (terminal_state, docs/json-skills.md).
 	Snapshot *snapshotRule `json:"snapshot"`
-	// RulesFirst answers a busy agent without calling the model (seed 004 §4.1).
+	// RulesFirst answers a busy agent without calling the model (docs/json-skills.md).
 	RulesFirst bool `json:"rules_first"`
 	// Widen lists the window sizes, in lines, sent while the answer reads incomplete.
 	Widen []int `json:"widen"`
 	// Dedup marks a question seen before from the same source as a duplicate.
 	Dedup bool `json:"dedup"`
 	// ReasoningLanguage is the language the top-level reasoning must be written in
-	// ("zh": seed 000 §D1).
+	// ("zh": docs/json-skills.md).
 	ReasoningLanguage string `json:"reasoning_language"`
 }
 

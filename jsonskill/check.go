@@ -8,7 +8,7 @@ import (
 	"github.com/phaseflow/phaseflow/failure"
 )
 
-// ruleLanguage names the reasoning-language rule (seed 000 §D1) in problems and meta.
+// ruleLanguage names the reasoning-language rule (docs/json-skills.md) in problems and meta.
 const ruleLanguage = "reasoning_language"
 
 // problem is why an answer was refused: what the correction note tells the model, what a

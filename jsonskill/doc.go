@@ -1,5 +1,5 @@
 // Package jsonskill runs JSON skills: LLM calls that must answer one object matching a
-// schema, which a program then acts on (json-skills.md). It is the second kind of work
+// schema, which a program then acts on (docs/json-skills.md). It is the second kind of work
 // beside the streamed chat turn, on the same upstreams: the router, its failover before
 // the first byte and its breakers.
 //
@@ -18,7 +18,7 @@
 //     call timeout.
 //  4. The answer is read (one code fence stripped, the first complete object taken, text
 //     around it marked repaired), held to the output schema, then to the skill's rules
-//     (post_views: the reasoning must be Chinese, seed 000 §D1).
+//     (post_views: the reasoning must be Chinese, docs/json-skills.md).
 //  5. A refused answer gets the run's one correction retry, naming what was wrong; a
 //     second refusal fails the run. A snapshot answer that says the question is cut off is
 //     asked again with a wider window (80, 150, 300, 500, 800 lines, then the whole

@@ -5,14 +5,14 @@ import (
 	"unicode/utf8"
 )
 
-// The verdicts of the reasoning-language check (seed 000 §D1), as meta.reasoning_language
+// The verdicts of the reasoning-language check (docs/json-skills.md), as meta.reasoning_language
 // records them.
 const (
 	langZH    = "zh"
 	langNonZH = "non_zh"
 )
 
-// reasoningLanguage is seed 000's _detect_reasoning_language exactly: CJK characters in
+// reasoningLanguage is the reasoning-language rule of docs/json-skills.md exactly: CJK characters in
 // U+3400–U+9FFF counted, English words by [A-Za-z]+('[A-Za-z]+)?; 2 or more CJK → zh; no
 // CJK and 6 or more words → non_zh; at most 1 CJK and 12 or more words → non_zh; else zh.
 // A missing or empty reasoning counts as zh.

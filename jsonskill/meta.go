@@ -32,7 +32,7 @@ type meta struct {
 	// Screen is what the rules read on a terminal snapshot.
 	Screen *screenMeta `json:"screen,omitempty"`
 
-	// The reasoning-language fields of seed 000 §D3, for skills with that rule.
+	// The reasoning-language fields of docs/json-skills.md, for skills with that rule.
 	ReasoningLanguage          *string `json:"reasoning_language,omitempty"`
 	ReasoningLanguageViolation *bool   `json:"reasoning_language_violation,omitempty"`
 	ReasoningLanguageRetryUsed *bool   `json:"reasoning_language_retry_used,omitempty"`

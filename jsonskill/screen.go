@@ -8,7 +8,7 @@ import (
 )
 
 // readByRules answers a snapshot skill's run by the rules when they read the screen with
-// certainty (seed 004 §4.1: fewer tokens, lower latency): an agent at work, or a question
+// certainty (docs/json-skills.md: fewer tokens, lower latency): an agent at work, or a question
 // the screen states with one reading. ok is false when the model must read it.
 func (ex *execution) readByRules() (outcome, bool) {
 	if !ex.sk.rules.RulesFirst {
@@ -35,7 +35,7 @@ func (ex *execution) busyAnswer(line string) outcome {
 	})
 }
 
-// questionAnswer is the rules' answer for a question read on screen: seed 004's message
+// questionAnswer is the rules' answer for a question read on screen: docs/json-skills.md's message
 // and fingerprint, the options, and in meta what waits for approval and the keys of each
 // option.
 func (ex *execution) questionAnswer(q terminal.Question) outcome {

@@ -83,7 +83,7 @@ func TestConfirmLeavesConsistentState(t *testing.T) {
 }
 
 // TestSessionsStartWithEveryBlock: a new session holds every phase's block with its
-// defaults from the start (seed 002 §5.2), so the model and the front end see the same keys
+// defaults from the start (docs/turn.md), so the model and the front end see the same keys
 // before the first turn.
 func TestSessionsStartWithEveryBlock(t *testing.T) {
 	h := newHarness(t, &fakeUpstream{scripts: []script{{deltas: []string{reply("")}}}})

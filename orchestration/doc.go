@@ -1,4 +1,4 @@
-// Package orchestration is the ChatOrchestrator (orchestrator.md §2). It owns the goroutine
+// Package orchestration is the ChatOrchestrator (docs/turn.md). It owns the goroutine
 // of every running turn and runs the turn's outline, each step a function of its own
 // package that takes values and returns values:
 //

@@ -154,7 +154,7 @@ func (o *Orchestrator) route() events.Route {
 	return events.Route{Provider: o.cfg.Provider, ResolvedModel: &model, EndpointID: o.cfg.EndpointID}
 }
 
-// run is the turn's outline after step 1 (orchestrator.md §2): plan (prompt), attempts
+// run is the turn's outline after step 1 (docs/turn.md): plan (prompt), attempts
 // (stream, with the correction retry), then settle (postprocess) and finish, handed to
 // the log (conclude). Nothing but the log is written before the begin has committed.
 func (o *Orchestrator) run(t *turn) {

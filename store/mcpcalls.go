@@ -18,7 +18,7 @@ const (
 // ToolCall is one MCP call of a turn: the one record type from the stream handler, which
 // times it, through post-processing (the failure-then-success rule) and the phase handlers,
 // to completed.metadata.tool_calls and the mcp_calls table. The JSON names are those of
-// the client contract (sse-contract.md §3).
+// the client contract (docs/api.md).
 type ToolCall struct {
 	ServerLabel string     `db:"server_label" json:"server_label"`
 	Name        string     `db:"name" json:"name"`

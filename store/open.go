@@ -18,7 +18,7 @@ import (
 	"modernc.org/sqlite"
 )
 
-// PostgreSQL pool settings (go-deps.md §5). The idle count equals the open count because
+// PostgreSQL pool settings (docs/dependencies.md). The idle count equals the open count because
 // database/sql's default of 2 idle connections churns under a steady event-log load.
 const (
 	pgMaxOpenConns    = 20

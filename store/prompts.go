@@ -11,7 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Prompt is one stored version of a prompt text (a skill file, orchestrator.md §4). Admins
+// Prompt is one stored version of a prompt text (a skill file, docs/turn.md). Admins
 // store versions and activate one; the active version of a name and locale overrides the
 // embedded file, so a prompt can be changed and rolled back without a release. Name is
 // the embedded file's name, Locale "en" or "zh".

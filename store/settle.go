@@ -14,7 +14,7 @@ import (
 // Nothing was written.
 var ErrNotOwner = errors.New("store: the message is not running under this owner")
 
-// Settlement is everything an accepted turn writes besides its events (orchestrator.md §2
+// Settlement is everything an accepted turn writes besides its events (docs/turn.md
 // step 4). A completed turn's settlement without a phase move rides on its terminal event
 // (Message.Settlement) and is written by the commit that finishes the message
 // ([Store.CommitEvents]); one with a move is written by [Store.SettleTurn], in one

@@ -21,7 +21,7 @@ const (
 	JobCancelled = "cancelled"
 )
 
-// SkillJob is one job of many inputs for one skill (json-skills.md §2). Done counts the
+// SkillJob is one job of many inputs for one skill (docs/json-skills.md). Done counts the
 // inputs whose run is stored, Succeeded and Failed split it.
 type SkillJob struct {
 	ID              string    `db:"id"`

@@ -18,7 +18,7 @@ const (
 	RunFailed    = "failed"
 )
 
-// SkillRun is one run of a JSON skill (json-skills.md §2): what went in, what came out and
+// SkillRun is one run of a JSON skill (docs/json-skills.md): what went in, what came out and
 // how. Output is the last answer that matched the output schema, kept even when a rule then
 // failed the run; Error is {"code", "message"} on a failed run; Meta is how the answer was
 // got (model calls, windows, endpoint, mode, usage).

@@ -153,7 +153,7 @@ type Event struct {
 	Traces []Trace `db:"-"`
 }
 
-// Lease is a replica's claim on the generations it runs (orchestrator.md §5). Owner is the
+// Lease is a replica's claim on the generations it runs (docs/turn.md). Owner is the
 // replica id; the claim lasts TTL from its last renewal, measured by the database's clock.
 // Only a generation whose lease has expired may be taken over by another replica.
 type Lease struct {

@@ -59,7 +59,7 @@ func TestBrowserPlayground(t *testing.T) {
 }
 
 // checkClientRules runs the page's own modules in the browser on event sequences the
-// server does not send today: the retry rule of sse-contract.md §3 with seq going on across
+// server does not send today: the retry rule of docs/api.md with seq going on across
 // attempts and discard_through_seq, next to the older restart of seq; and the reading of a
 // reply that is still arriving.
 func checkClientRules(t *testing.T, p *page) {

@@ -172,7 +172,7 @@ func (st *sseStream) readAll(t testing.TB) []sseEvent {
 	}
 }
 
-// reply assembles the reply text the way the contract's client does (sse-contract.md §5):
+// reply assembles the reply text the way the contract's client does (docs/api.md):
 // deltas in seq order, and on status: retrying the deltas with seq up to
 // discard_through_seq dropped.
 func reply(evs []sseEvent) string {

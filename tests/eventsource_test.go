@@ -119,7 +119,7 @@ func TestEventSourceClientResumesThroughADroppedConnection(t *testing.T) {
 		defer cancel()
 		client := sse.NewClient("http://" + proxy.ln.Addr().String() + a.eventsURL())
 		// The library retries forever by default, ignores ctx between attempts and treats 204
-		// as a retryable failure (go-deps.md); a real EventSource stops on 204.
+		// as a retryable failure (docs/dependencies.md); a real EventSource stops on 204.
 		client.ReconnectStrategy = backoff.WithContext(backoff.NewConstantBackOff(50*time.Millisecond), ctx)
 		client.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
 			if resp.StatusCode == http.StatusOK {

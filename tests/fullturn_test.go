@@ -13,7 +13,7 @@ import (
 	"github.com/phaseflow/phaseflow/skills"
 )
 
-// The end-to-end checks of a full turn (orchestrator.md §2): MCP records, GenUI, state
+// The end-to-end checks of a full turn (docs/turn.md): MCP records, GenUI, state
 // patches, strategies, the x-mcp-context tokens and the [SESSION STATE] block the upstream
 // receives, and admin prompt versions. Everything is observed through the public API and
 // through what the scripted upstream recorded, as a client or an MCP server would see it.

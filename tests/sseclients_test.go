@@ -47,7 +47,7 @@ type followed struct {
 // TestNPMClientsFollowThroughCuts: each of the npm SSE clients front ends use follows a turn
 // through a proxy that cuts its connections in the middle of frames' data: lines and at
 // frame boundaries, reconnecting however the library does, and assembles exactly the
-// stored reply: every event once, in order, none skipped (sse-contract.md §3 puts id:
+// stored reply: every event once, in order, none skipped (docs/api.md puts id:
 // last, so a library that records the id as soon as it reads the line cannot skip the
 // cut frame).
 func TestNPMClientsFollowThroughCuts(t *testing.T) {

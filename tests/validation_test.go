@@ -106,7 +106,7 @@ func checkRefusedAttempts(t *testing.T, meta map[string]any, code string) {
 	}
 }
 
-// checkSecondAttemptDeltas checks the retry rule of sse-contract.md §3: seq goes on across
+// checkSecondAttemptDeltas checks the retry rule of docs/api.md: seq goes on across
 // the attempts (never reused), retrying carries discard_through_seq (the refused attempt's
 // last seq) and the new attempt's deltas carry attempt 2. It returns the refused attempt's
 // text, as a client that honours the rule drops it.

@@ -86,7 +86,7 @@ type ChatConfig struct {
 }
 
 // ChatClient streams replies from an upstream that speaks the Chat Completions API
-// (upstream-wire.md §6): OpenAI, OpenRouter, vLLM, Ollama and most gateways. Such an
+// (docs/upstreams.md): OpenAI, OpenRouter, vLLM, Ollama and most gateways. Such an
 // upstream cannot call MCP servers, so the client does: it runs the tool loop itself and
 // reports each call as the Responses client does, with EventToolCallStarted and
 // EventToolCallDone, so a consumer cannot tell the wires apart. It is safe for concurrent

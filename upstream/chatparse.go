@@ -17,7 +17,7 @@ const maxToolArguments = 1 << 20
 
 // chatChunk is the union of what one Chat Completions stream chunk can hold: a
 // chat.completion.chunk, the usage chunk, or an error in one of the shapes of
-// upstream-wire.md §6 (a top-level "error", or vLLM's {"object":"error",…}). Reasoning
+// docs/upstreams.md (a top-level "error", or vLLM's {"object":"error",…}). Reasoning
 // fields (reasoning, reasoning_content, reasoning_details) are not decoded, so they never
 // reach the reply; a refusal is kept apart from it.
 type chatChunk struct {
@@ -201,7 +201,7 @@ func (rd *chatRound) apply(data []byte, turn *chatTurn) error {
 
 // addFragment appends one tool-call fragment. Fragments are grouped by index; a fragment
 // whose id differs from the call at its index starts a new call, because Ollama sends
-// parallel calls all at index 0 (upstream-wire.md §6).
+// parallel calls all at index 0 (docs/upstreams.md).
 func (rd *chatRound) addFragment(pos int, d toolCallDelta) error {
 	idx := pos
 	if d.Index != nil {

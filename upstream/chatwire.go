@@ -26,7 +26,7 @@ type chatRequest struct {
 	headers http.Header
 }
 
-// streamOptions asks for the usage chunk before [DONE] (upstream-wire.md §6).
+// streamOptions asks for the usage chunk before [DONE] (docs/upstreams.md).
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }

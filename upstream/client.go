@@ -1,5 +1,5 @@
 // Package upstream is the streaming client for the LLM behind Phaseflow: any server that
-// speaks the OpenAI Responses API with "stream": true (upstream-wire.md).
+// speaks the OpenAI Responses API with "stream": true (docs/upstreams.md).
 //
 // [Client.Stream] POSTs one request and returns the response as an iter.Seq2 of typed
 // [Event] values: created, text deltas, MCP call start and end, completed. Everything else

@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-// Why a decoder of our own rather than r3labs/sse's EventStreamReader (go-deps.md §1 allows
+// Why a decoder of our own rather than r3labs/sse's EventStreamReader (docs/dependencies.md allows
 // either). That reader splits the stream into raw event blocks and leaves field parsing to
 // an unexported function, so a field parser is needed anyway; and as a framer it is unsound
 // for an LLM stream:

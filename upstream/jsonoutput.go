@@ -2,8 +2,8 @@ package upstream
 
 import "encoding/json"
 
-// The output modes of a request that must answer one JSON object (spec json-skills.md §3,
-// seed 000 §C). Which one an endpoint gets is its configuration, not the caller's: the
+// The output modes of a request that must answer one JSON object (docs/json-skills.md,
+// docs/json-skills.md). Which one an endpoint gets is its configuration, not the caller's: the
 // router stamps the endpoint's mode on [JSONOutput.Mode] before the wire client encodes it.
 const (
 	// JSONModeStructured sends the output schema (Chat Completions response_format,

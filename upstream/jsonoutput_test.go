@@ -12,7 +12,7 @@ import (
 
 // A JSON request is encoded as each wire documents it: the schema with strict: true in
 // structured mode, nothing but the text rules (after the instructions) in text_json mode,
-// and temperature either way (json-skills.md §3).
+// and temperature either way (docs/json-skills.md).
 func TestJSONOutputOnBothWires(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	zero := 0.0

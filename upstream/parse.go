@@ -22,7 +22,7 @@ type wireEvent struct {
 	Item     *wireItem     `json:"item"`
 	Response *wireResponse `json:"response"`
 	// The error event comes nested ({"error":{…}}) in production and flat ({"code",
-	// "message"}) in the documented schema (upstream-wire.md §3D); both are read. Error
+	// "message"}) in the documented schema (docs/upstreams.md); both are read. Error
 	// stays raw because some servers send a bare string there.
 	Error   json.RawMessage `json:"error"`
 	Code    json.RawMessage `json:"code"`
@@ -63,7 +63,7 @@ type wireItem struct {
 }
 
 // ErrNoTerminal is behind the provider_error of a stream that ended without
-// response.completed, failed, incomplete or error (upstream-wire.md §5: treat as failure).
+// response.completed, failed, incomplete or error (docs/upstreams.md: treat as failure).
 var ErrNoTerminal = errors.New("stream ended without a terminal event")
 
 // Event names the decoder and the parser meet on nearly every frame.

@@ -20,7 +20,7 @@ const (
 const ollamaPort = "11434"
 
 // DetectProvider names the provider behind a base URL, the way the original extractor did
-// (seed 000 §C: openrouter.ai is OpenRouter): by host name, and for the self-hosted
+// (docs/json-skills.md: openrouter.ai is OpenRouter): by host name, and for the self-hosted
 // servers, which run under any name, by a host name that says so or Ollama's default port.
 // Anything else, a bare IP or a gateway included, is "openai_compatible": we know only
 // that it speaks the wire.

@@ -23,7 +23,7 @@ type Reading struct {
 	Duplicate bool
 	// Failed is a failed run's error; the rest is empty then.
 	Failed string
-	// The answer (seed 004's fields).
+	// The answer (docs/json-skills.md's fields).
 	Status      string   `json:"status"`
 	Message     string   `json:"message"`
 	Fingerprint string   `json:"fingerprint"`

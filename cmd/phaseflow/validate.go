@@ -13,7 +13,7 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 )
 
-// Exit statuses of "phaseflow validate", for scripts (thinkingml.md §7).
+// Exit statuses of "phaseflow validate", for scripts (docs/thinkingml.md).
 const (
 	validateOK      = 0
 	validateInvalid = 1

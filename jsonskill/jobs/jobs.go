@@ -1,8 +1,7 @@
 // Package jobs runs JSON-skill jobs: many inputs of one skill, stored first and run with
-// bounded concurrency, surviving the replica that runs them (json-skills.md §2, seed 000
-// §A2–A3).
+// bounded concurrency, surviving the replica that runs them (docs/json-skills.md).
 //
-// The rules are a turn's lease rules (orchestrator.md §5), for jobs:
+// The rules are a turn's lease rules (docs/turn.md), for jobs:
 //
 //   - A job is stored with its inputs, queued. Any replica's [Runner] claims queued jobs,
 //     and running jobs whose lease has expired (their replica died), up to a number at a

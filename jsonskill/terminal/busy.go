@@ -13,7 +13,7 @@ import (
 //     interrupt" and "esc to exit cancel"), shown only while the agent works;
 //   - Gemini CLI's loading line, "(esc to cancel, 12s)", cut or whole;
 //   - the elapsed time and tokens of a running turn, "(9m 21s · ↓ 13.7k tokens)";
-//   - seed 004's running hints, "(running)", "(executing)", "(loading)";
+//   - docs/json-skills.md's running hints, "(running)", "(executing)", "(loading)";
 //   - Aider's scanning spinner and its retry countdown.
 //
 // A context-usage bar ("██░░ 22%") and a finished spinner line ("✻ Worked for 12s") are

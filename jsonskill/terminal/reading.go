@@ -49,7 +49,7 @@ func Read(s Snapshot) Reading {
 }
 
 // Hints are the texts that end a question's message and name its subject, in the
-// reader's language (seed 004's "回复字母/数字选择", "回复 y/n", "回复内容").
+// reader's language (docs/json-skills.md's "回复字母/数字选择", "回复 y/n", "回复内容").
 type Hints struct {
 	Choice, Confirmation, Open string
 }
@@ -57,7 +57,7 @@ type Hints struct {
 // messageLimit is the longest message the terminal_state skill may answer.
 const messageLimit = 500
 
-// Message formats the question as seed 004 asks: the question, what waits for approval,
+// Message formats the question as docs/json-skills.md asks: the question, what waits for approval,
 // the options one a line, and what to reply; at most messageLimit characters.
 func (q Question) Message(h Hints) string {
 	var b strings.Builder
@@ -83,7 +83,7 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// Fingerprint names the question in seed 004's form (English keywords joined by hyphens):
+// Fingerprint names the question in docs/json-skills.md's form (English keywords joined by hyphens):
 // the question's words, then the subject's and a hash of the whole subject, so approvals of
 // two commands are two questions and the same question on screen again is the same one.
 func (q Question) Fingerprint() string {

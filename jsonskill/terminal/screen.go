@@ -45,7 +45,7 @@ func blank(line string) bool {
 	return p == "" || p == "▲" || p == "▼" || isBorder(strings.TrimSpace(line))
 }
 
-// spinnerRunes are the frames agents draw before a status while they work: seed 004's list,
+// spinnerRunes are the frames agents draw before a status while they work: docs/json-skills.md's list,
 // Claude Code's other frames (✳ ✱ … · ∙), braille dots (Gemini CLI, OpenCode, cli-spinners)
 // and OpenCode's pulse blocks.
 const spinnerRunes = "✢✣✤✥✧✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿❀❁❂❃❇❈❉❊❋·∙⋅◐◑◒◓⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏█▓▒░"

@@ -1,5 +1,5 @@
 // Package terminal prepares an AI coding agent's terminal snapshot for the terminal_state
-// skill and reads what can be read without a model (seed 004 §3, §4.1).
+// skill and reads what can be read without a model (docs/json-skills.md).
 //
 // A snapshot comes from a pane capture (tmux capture-pane, a screen scraper): CRLF line
 // ends, colour and cursor escape sequences, a tail of blank lines, and at the bottom the

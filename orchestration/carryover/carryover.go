@@ -1,4 +1,4 @@
-// Package carryover is step 5 of a turn (orchestrator.md §2-3): the short memory a session
+// Package carryover is step 5 of a turn (docs/turn.md): the short memory a session
 // carries from one phase into the next. [Build] makes the block when the phase moves (the
 // old phase's artifacts that matter and the last exchanges, trimmed, in the session's
 // locale); it is stored in the session metadata, and [Take] puts it before the user's text

@@ -1,5 +1,5 @@
 // Package eventlog is the durable, gap-free event log of every assistant message and the only
-// path from a producing turn to its clients (sse-contract.md §4, orchestrator.md §5).
+// path from a producing turn to its clients (docs/api.md, docs/turn.md).
 //
 // # One invariant
 //

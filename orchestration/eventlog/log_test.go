@@ -610,7 +610,7 @@ func TestAStalledFollowerDoesNotHoldUpTheProducer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// 200 × 64 KiB: r3labs/sse's hub blocks its publisher after 130 such events to one
-	// stalled subscriber (go-deps.md); here the follower only costs its own lag.
+	// stalled subscriber (docs/dependencies.md); here the follower only costs its own lag.
 	for i := 0; i < 200; i++ {
 		if _, err := w.Append(ctx, events.ContentDelta, big); err != nil {
 			t.Fatalf("append %d blocked behind a stalled follower: %v", i, err)

@@ -27,7 +27,7 @@ type Appender interface {
 // terminal event never waits.
 //
 // Deltas are numbered 1, 2, 3 … across the whole message, retries included
-// (sse-contract.md §3): a retry never reuses a seq, so a client that knows nothing of
+// (docs/api.md): a retry never reuses a seq, so a client that knows nothing of
 // retries and joins the deltas by seq still gets both attempts in order, never interleaved,
 // and one that honours discard_through_seq drops exactly the refused attempt.
 type Emitter struct {

@@ -1,4 +1,4 @@
-// Package events is the vocabulary of the client event stream (sse-contract.md §3): the five
+// Package events is the vocabulary of the client event stream (docs/api.md): the five
 // event names, the payload of each (completed's metadata included), and the [Emitter] every
 // turn writes them through; the error codes are package failure's. The orchestrator produces these payloads,
 // the event log stores them as JSON, and the API forwards them untouched, so the contract

@@ -8,7 +8,7 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
-// Metadata is completed.metadata (sse-contract.md §3): what the front end renders besides
+// Metadata is completed.metadata (docs/api.md): what the front end renders besides
 // the text. It is also persisted with the message.
 type Metadata struct {
 	Phase       string             `json:"phase"`
@@ -32,7 +32,7 @@ type Metadata struct {
 	// Problems lists why the kept reply would have been refused (the report policy).
 	Problems []string `json:"problems,omitempty"`
 	// RefusedAttempts lists the attempts the server refused and asked again for, each with
-	// its problems (seed 000 §D3: why the first reply was refused is kept).
+	// its problems (docs/phases.md: why the first reply was refused is kept).
 	RefusedAttempts []RefusedAttempt `json:"refused_attempts,omitempty"`
 	// SessionTitle is the session's new title when this turn gave it one (a session the
 	// user did not title is named after the strategy, or its first message).
@@ -44,7 +44,7 @@ type Metadata struct {
 	StopCriteria *handlers.StopCriteria `json:"stop_criteria,omitempty"`
 }
 
-// RuntimePolicy is the runtime policy a turn ran under (seed 002 §3.2 step 4): the
+// RuntimePolicy is the runtime policy a turn ran under (docs/turn.md): the
 // request's runtime_policy merged over the phase's defaults and the server's settings.
 type RuntimePolicy struct {
 	ReplyPolicy  string `json:"reply_policy"`

@@ -7,7 +7,7 @@ import (
 )
 
 // Reply assembles the reply text of a message's logged events the way a client does
-// (sse-contract.md §5): the content deltas in seq order, and on a retrying status the
+// (docs/api.md): the content deltas in seq order, and on a retrying status the
 // deltas up to its discard_through_seq dropped (all of them for a log written before seq
 // went on across attempts, which has no discard_through_seq). Recovery keeps exactly this
 // as a dead turn's partial text.

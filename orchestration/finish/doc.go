@@ -1,4 +1,4 @@
-// Package finish is step 5 of a turn, its tail (orchestrator.md §2): from what the turn
+// Package finish is step 5 of a turn, its tail (docs/turn.md): from what the turn
 // did, it builds everything that ends it, as a value the orchestrator hands to the event
 // log: the terminal event (completed or error) and its data, the message's final row with
 // the turn's records (every MCP call, the unrecorded upstream traces), the settlement (the

@@ -1,5 +1,5 @@
 // Package lease keeps this replica's claim on the generations it runs, so several replicas
-// can share one database safely (orchestrator.md §5, sse-contract.md §4).
+// can share one database safely (docs/turn.md, docs/api.md).
 //
 // The rules:
 //

@@ -18,7 +18,7 @@ func EmptyFallback(skills handlers.Skills, locale string) (string, error) {
 }
 
 // InterruptedFallback is the reply that stands in for one the stream broke off after
-// partial text (seed 002 §3.4 step 7): a valid ThinkingML reply in the session's locale
+// partial text (docs/turn.md): a valid ThinkingML reply in the session's locale
 // that says the answer was cut off and what the user can do (skills fallback/interrupted).
 // It goes with the error event and the message, beside the partial text, never into it.
 func InterruptedFallback(skills handlers.Skills, locale string) (string, error) {

@@ -1,4 +1,4 @@
-// Package postprocess is step 4 of a turn (orchestrator.md §2): it judges replies and
+// Package postprocess is step 4 of a turn (docs/turn.md): it judges replies and
 // settles the kept one.
 //
 // [Check] is the judge the stream step asks after every attempt (ThinkingML validation and
@@ -40,7 +40,7 @@ func Check(text string, opts Options) stream.Check {
 }
 
 // CodeReplyLanguage is the issue of a reply written in another language than the
-// session's (seed 000 §D).
+// session's (docs/phases.md).
 const CodeReplyLanguage thinkingml.Code = "reply_language"
 
 // extracted is what the withheld blocks of a reply held.

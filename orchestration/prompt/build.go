@@ -162,7 +162,7 @@ func Fill(text string, values map[string]string) string {
 
 // conversation resends the recent history in full unless the request is chained with
 // previous_response_id, which most Responses servers besides OpenAI ignore or reject
-// (upstream-wire.md §7).
+// (docs/upstreams.md).
 func conversation(in Input) []upstream.InputItem {
 	var items []upstream.InputItem
 	if in.PreviousResponseID == "" {

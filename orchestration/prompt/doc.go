@@ -1,4 +1,4 @@
-// Package prompt is step 2 of a turn (orchestrator.md §2): the whole plan of what the model
+// Package prompt is step 2 of a turn (docs/turn.md): the whole plan of what the model
 // is asked. A [Planner] takes the begun turn and decides, once per turn: the phase's
 // handler and stage, every phase's artifact block (gaps filled with the handlers' initial
 // values), the strategy in play (hydrated from the artifacts, the session, a UUID in the

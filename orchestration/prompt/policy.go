@@ -5,7 +5,7 @@ import (
 	"github.com/phaseflow/phaseflow/orchestration/stream"
 )
 
-// RuntimePolicy is what a message request may set of its turn's runtime policy (seed 002
+// RuntimePolicy is what a message request may set of its turn's runtime policy (docs/turn.md
 // §3.2 step 4): each field nil when the request leaves it to the server (package api
 // parses it). The plan merges it over the phase's defaults and the server's settings
 // (Plan.Policy, which the turn records on its message as metadata.runtime_policy).

@@ -1,4 +1,4 @@
-// Package session is step 1 of a turn (orchestrator.md §2): resolve or create the session
+// Package session is step 1 of a turn (docs/turn.md): resolve or create the session
 // (a new one starts with every phase's artifact block), check it belongs to the caller,
 // persist the user message and create the pending assistant message, claimed by this
 // replica's lease and with its log started by `status: queued`, in one atomic write (which
@@ -77,7 +77,7 @@ type Core struct {
 
 // New returns a core over st. initial gives every phase's block with its defaults (fresh
 // maps each call): a session starts with all of them, so the model and the front end see
-// the same keys from the first turn (seed 002 §5.2); nil starts sessions empty.
+// the same keys from the first turn (docs/turn.md); nil starts sessions empty.
 func New(st Store, initial func() Artifacts) *Core {
 	if initial == nil {
 		initial = func() Artifacts { return Artifacts{} }

@@ -17,7 +17,7 @@ const (
 // title is the user's and is never overwritten.
 const titleAuto = "auto"
 
-// AutoTitle is the title a session gets after a completed turn (seed 002 §3.5 step 2):
+// AutoTitle is the title a session gets after a completed turn (docs/turn.md):
 // the strategy's name when there is one, else, for an untitled session, a short form of
 // the user's message in the session's locale. A title the user set (any title the server
 // did not) is kept: ok is false, as it is when the title stays as it was. Setting one marks

@@ -29,7 +29,7 @@ const (
 type Check struct {
 	Validation thinkingml.Result
 	// Language is the reply-language verdict, kept for the turn's record whether it
-	// passed or not (seed 000 §D3).
+	// passed or not (docs/phases.md).
 	Language *thinkingml.LanguageResult
 	Issues   []thinkingml.Issue
 }

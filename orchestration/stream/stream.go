@@ -1,4 +1,4 @@
-// Package stream is step 3 of a turn (orchestrator.md §2): it calls the upstream, passes
+// Package stream is step 3 of a turn (docs/turn.md): it calls the upstream, passes
 // text deltas through the ThinkingML stream filter to the client, turns MCP events into
 // tool-call states and records (the one store.ToolCall type), keeps what post-processing
 // needs (the forwarded text, withheld blocks, usage, the response id), enforces the idle

@@ -27,7 +27,7 @@ type Block struct {
 	Body string
 }
 
-// Tags the filter acts on (thinkingml.md §5, orchestrator.md §2 step 4).
+// Tags the filter acts on (docs/thinkingml.md).
 const (
 	tagUIJSON          = "<" + BlockUIJSON + ">"
 	tagStatePatch      = "<" + BlockStatePatch + ">"
@@ -57,7 +57,7 @@ const (
 )
 
 // Filter rewrites a reply stream chunk by chunk before the client sees it
-// (thinkingml.md §5, orchestrator.md §2 step 4). Inside <thinking> (from the first
+// (docs/thinkingml.md). Inside <thinking> (from the first
 // <thinking> to the first </thinking> after it), a literal <final> or </final> becomes
 // &lt;final&gt; or &lt;/final&gt;. These are withheld and returned as [Block]s:
 //
@@ -65,7 +65,7 @@ const (
 //   - an echoed [SESSION STATE]…[/SESSION STATE] block, delimiters included, spelled exactly
 //     so (upper case, one space);
 //   - an invented mcp_ element, <mcp_NAME …>…</mcp_NAME>, and a self-closing <mcp_NAME …/>.
-//     The tag has the shape that thinkingml.md §2 calls a tag: "<mcp_", name characters,
+//     The tag has the shape that docs/thinkingml.md calls a tag: "<mcp_", name characters,
 //     then white space, '>' or "/>". Attributes are read as the validator reads them:
 //     values may be quoted or unquoted, a quoted value may hold '>', and a '<' outside
 //     quotes means there is no tag. The whole tag must fit in 4096 bytes. The element ends

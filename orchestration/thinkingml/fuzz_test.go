@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// hasForeignTag is an independent, deliberately simple reading of thinkingml.md §2: outside
+// hasForeignTag is an independent, deliberately simple reading of docs/thinkingml.md: outside
 // complete comments, is there anything shaped like a tag whose name is not one of the six?
 // A comment becomes a NUL rather than nothing, so the text on its two sides cannot join into
 // a tag shape that is not in the reply ("<A<!--x--> " holds no tag). It shares no code with

@@ -15,7 +15,7 @@ type LanguageResult struct {
 	EnglishWords int    `json:"english_words"`
 }
 
-// Thresholds of the reply-language rule. The first three are seed 000's
+// Thresholds of the reply-language rule. The first three are docs/phases.md's
 // (_detect_reasoning_language); the last two add the rule for a reply mostly in the other
 // language, which the seed's 2-unit floor alone lets through.
 const (
@@ -43,7 +43,7 @@ const (
 // RSI, BTC-USD) and numbers. locale is "zh" or "en"; any other locale is not checked.
 //
 // CJK characters (U+3400–U+9FFF) and English words ([A-Za-z]+ with an optional 'suffix)
-// are counted. For zh it is seed 000's rule: 2 or more CJK characters pass, unless the
+// are counted. For zh it is docs/phases.md's rule: 2 or more CJK characters pass, unless the
 // reply is mostly English; 0 CJK with 6 or more English words, or at most 1 CJK with 12 or
 // more, fail; anything else passes (too little text to judge). For en the same thresholds
 // apply with the two scripts swapped. "Mostly" the other language means at least 6 units

@@ -9,7 +9,7 @@ import (
 // code is never renamed, only added.
 type Code string
 
-// Error codes (thinkingml.md §6). Any of them makes a reply invalid.
+// Error codes (docs/thinkingml.md). Any of them makes a reply invalid.
 const (
 	CodeEmptyReply            Code = "empty_reply"
 	CodeModelParsingError     Code = "model_parsing_error"
@@ -39,7 +39,7 @@ const (
 	CodeSerpQueriesSensitive  Code = "serp_queries_sensitive"
 )
 
-// ErrorCodes lists every error code, in the order of thinkingml.md §6, so that texts keyed
+// ErrorCodes lists every error code, in the order of docs/thinkingml.md, so that texts keyed
 // by code (the correction note's explanations in package skills) can be checked for
 // completeness.
 func ErrorCodes() []Code {
@@ -68,7 +68,7 @@ type Options struct {
 	SerpQueriesOptional bool
 }
 
-// Result is the outcome of [Validate], shaped as thinkingml.md §6 so that the library, the
+// Result is the outcome of [Validate], shaped as docs/thinkingml.md so that the library, the
 // command and the HTTP endpoint all answer the same object.
 type Result struct {
 	Valid    bool    `json:"valid"`

@@ -37,7 +37,7 @@ type attr struct {
 	hasValue, quoted bool
 }
 
-// scanner splits a reply into markup and text (thinkingml.md §2) and writes a sanitized
+// scanner splits a reply into markup and text (docs/thinkingml.md) and writes a sanitized
 // copy for etree: allowed tags normalised, comments emptied (a model may write "--" in one,
 // which XML forbids), and every '<', '&' and '>' that is text escaped. Problems that only
 // the split can see are reported as it goes.
@@ -351,7 +351,7 @@ type tagToken struct {
 	after   int // offset just past the name
 }
 
-// tagLike reports whether src[i:] looks like a tag (thinkingml.md §2): '<' or '</', an ASCII
+// tagLike reports whether src[i:] looks like a tag (docs/thinkingml.md): '<' or '</', an ASCII
 // letter, name characters, then white space, '>' or "/>". Everything else is text, which
 // keeps "a < b", "x<5", "<https://…>" and "<-" out of the way of Markdown.
 func tagLike(src string, i int) (tagToken, bool) {
@@ -398,7 +398,7 @@ func notAllowedMessage(t tagToken) string {
 }
 
 // entityLen returns the length of the XML entity or character reference at the start of s,
-// or 0 when the '&' there is plain text (thinkingml.md §2: "R&D", "&nbsp;").
+// or 0 when the '&' there is plain text (docs/thinkingml.md: "R&D", "&nbsp;").
 func entityLen(s string) int {
 	semi := strings.IndexByte(s[:min(len(s), 12)], ';')
 	if semi < 2 {
@@ -465,7 +465,7 @@ func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// isNameByte reports a tag-name character of thinkingml.md §2 (no ':').
+// isNameByte reports a tag-name character of docs/thinkingml.md (no ':').
 func isNameByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.' }
 
 func isAttrNameByte(c byte) bool {

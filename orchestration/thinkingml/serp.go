@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the serp queries block (thinkingml.md §3).
+// Limits of the serp queries block (docs/thinkingml.md).
 const (
 	maxSerpQueries   = 5
 	maxSerpQueryRune = 80
@@ -120,7 +120,7 @@ func clip(s string, n int) string {
 
 // sensitiveKind names the kind of personal data q holds, or returns "". Queries go to a
 // search engine, so none may carry an e-mail address, a phone number, an IP address or a
-// street address (seed 003 §4's 住址).
+// street address (docs/thinkingml.md's 住址).
 func sensitiveKind(q string) string {
 	switch {
 	case hasEmail(q):
@@ -137,7 +137,7 @@ func sensitiveKind(q string) string {
 	return ""
 }
 
-// The forms of a street address thinkingml.md §3 names. In zh: a road, street, lane or
+// The forms of a street address docs/thinkingml.md names. In zh: a road, street, lane or
 // alley name followed by a number and 号 (人民路100号), or a room, unit or building number
 // (1201室, 3单元, 5栋; a room takes three digits or more, so a flat's layout, 2室1厅, is no
 // address). In en: a house number, one to three capitalised words and a street word (10

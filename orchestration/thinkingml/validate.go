@@ -1,5 +1,5 @@
 // Package thinkingml checks model replies against the ThinkingML reply contract
-// (shared/spec/thinkingml.md) and filters the reply stream before the client sees it.
+// (docs/thinkingml.md) and filters the reply stream before the client sees it.
 //
 // [Validate] is the one place that says whether a reply is acceptable; the orchestrator, the
 // HTTP endpoint and the "phaseflow validate" command all call it, so they cannot disagree.

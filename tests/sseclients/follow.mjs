@@ -1,6 +1,6 @@
 // follow.mjs CLIENT URL TOKEN follows one message's event stream at URL with the npm SSE
 // client CLIENT (eventsource, eventsource-parser or fetch-event-source), as a front end
-// that knows only sse-contract.md would: it reconnects however the library does when the
+// that knows only docs/api.md would: it reconnects however the library does when the
 // connection is cut, assembles the reply from the content deltas (dropping an attempt the
 // server discarded), and stops at the terminal event or a 204. It prints one JSON line: the
 // reply, the ids of the events it handled in order, the terminal event and how many

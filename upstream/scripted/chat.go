@@ -74,7 +74,7 @@ func (v chatTurnView) functionFor(c toolCall) string {
 	return ""
 }
 
-// handleChat answers one Chat Completions request (upstream-wire.md §6). The scenario is
+// handleChat answers one Chat Completions request (docs/upstreams.md). The scenario is
 // chosen as for the Responses wire. Its MCP calls are asked for as tool_calls, one per
 // round and only when the request offers the function, so the caller must run them (on
 // the MCP servers at /mcp/LABEL, which answer them as the scenario says) and send the

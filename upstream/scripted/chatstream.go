@@ -25,7 +25,7 @@ func newChatWriter(w http.ResponseWriter, model string) *chatWriter {
 	return &chatWriter{w: w, rc: http.NewResponseController(w), id: "chatcmpl-" + newID(), model: model, created: chatCreated()}
 }
 
-// Wire shapes of the chunks (upstream-wire.md §6).
+// Wire shapes of the chunks (docs/upstreams.md).
 type (
 	chatChunk struct {
 		ID      string       `json:"id"`

@@ -58,7 +58,7 @@ func toolCatalog() map[string][]toolDef {
 	}
 }
 
-// Wire shapes of MCP items and events (upstream-wire.md §2, transcripts B and C).
+// Wire shapes of MCP items and events (docs/upstreams.md).
 type (
 	mcpListItem struct {
 		ID          string     `json:"id"`

@@ -10,7 +10,7 @@ import (
 )
 
 // The replies below are mock fixtures, not prompts: they are what a well-behaved model would
-// answer, in ThinkingML (thinkingml.md), so that the real server can be run and tested end
+// answer, in ThinkingML (docs/thinkingml.md), so that the real server can be run and tested end
 // to end without an LLM.
 
 // language is the language a reply is written in.

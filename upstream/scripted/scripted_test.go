@@ -227,7 +227,7 @@ func TestWireFormat(t *testing.T) {
 	}
 }
 
-// TestWireFormatMCP follows transcript C of upstream-wire.md: tool listing, a failed call,
+// TestWireFormatMCP follows docs/upstreams.md: tool listing, a failed call,
 // its retry, then the message, each item at its own output_index, all of them listed by
 // response.completed.
 func TestWireFormatMCP(t *testing.T) {

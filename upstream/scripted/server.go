@@ -1,5 +1,5 @@
 // Package scripted is a stand-in for the LLM upstream: an http.Handler that speaks the same
-// streaming wire formats as the real services (upstream-wire.md), the Responses API and
+// streaming wire formats as the real services (docs/upstreams.md), the Responses API and
 // Chat Completions, and answers every request with a canned ThinkingML reply.
 //
 // It exists so Phaseflow runs on a bare machine (it is the default upstream when none is
@@ -54,13 +54,13 @@
 //
 // # JSON skills
 //
-// A JSON skill's request (json-skills.md) is answered with one JSON object instead, on
+// A JSON skill's request (docs/json-skills.md) is answered with one JSON object instead, on
 // both wires and in both output modes, decided from the prompt alone: terminal_state's
-// (a snapshot between <terminal> lines) with the state a reader of seed 004's rules sees
+// (a snapshot between <terminal> lines) with the state a reader of docs/json-skills.md's rules sees
 // (busy, the last question with no ⏺ reply after it and the options below it, or idle),
 // post_views's (the extract_v1 header) with the reference assets, aliases or $cashtags the
 // post names, a stance from its bullish and bearish words and Chinese reasoning. The
-// markers of json-skills.md §6 choose faults: [[fault:json_fenced]], [[fault:json_invalid]],
+// markers of docs/json-skills.md choose faults: [[fault:json_fenced]], [[fault:json_invalid]],
 // [[fault:schema_violation]], [[fault:english_reasoning]] (each also as _once),
 // [[fault:context_incomplete_below:N]] (context_complete false while fewer than N lines
 // were sent) and [[fault:stall]].

@@ -8,7 +8,7 @@ import (
 
 // A JSON skill's request is told from a chat turn's by its user prompt, as a model would
 // tell them: terminal_state puts the snapshot between <terminal> lines, post_views opens
-// with its template's header (json-skills.md §4, §5). The answer is one JSON object,
+// with its template's header (docs/json-skills.md). The answer is one JSON object,
 // decided from the prompt alone, so the same request always gets the same answer.
 const (
 	terminalOpen  = "<terminal>\n"
@@ -16,7 +16,7 @@ const (
 	postHeader    = "[InvestPulse Extraction Prompt v1]"
 )
 
-// skillFaults are the markers of a skill request (json-skills.md §6).
+// skillFaults are the markers of a skill request (docs/json-skills.md).
 type skillFaults struct {
 	fenced, invalid, schemaViolation, englishReasoning bool
 	// incompleteBelow answers context_complete: false while fewer lines were sent.

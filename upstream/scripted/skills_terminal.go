@@ -23,7 +23,7 @@ func newTerminalPatterns() terminalPatterns {
 	}
 }
 
-// terminalAnswer reads a snapshot the way seed 004's prompt asks: busy, a question (the
+// terminalAnswer reads a snapshot the way docs/json-skills.md's prompt asks: busy, a question (the
 // last one with no ⏺ reply after it, with the options below it), or idle. The fingerprint
 // is the question's English words joined by hyphens, or a hash of it when it has none.
 func terminalAnswer(snapshot string, sf skillFaults) map[string]any {
@@ -107,7 +107,7 @@ func asks(line string, pat terminalPatterns) bool {
 	return strings.HasSuffix(line, "?") || strings.HasSuffix(line, "？") || pat.confirm.MatchString(line)
 }
 
-// message formats the question as seed 004's message rules say, in the question's words.
+// message formats the question as docs/json-skills.md's message rules say, in the question's words.
 func (q question) message() string {
 	var b strings.Builder
 	b.WriteString(q.text)

@@ -105,7 +105,7 @@ func allowedGenUI() map[string][]string {
 	}
 }
 
-// artifactFields returns the artifact fields of each phase (orchestrator.md §3).
+// artifactFields returns the artifact fields of each phase (docs/turn.md).
 func artifactFields() map[string][]string {
 	return map[string][]string{
 		"strategy":    {"strategy_id", "strategy_status", "backtest_status", "advance_to_stress_test", "strategy_draft", "summary"},

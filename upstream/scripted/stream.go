@@ -55,7 +55,7 @@ func (e *eventWriter) send(typ string, payload any) error {
 	return nil
 }
 
-// Wire shapes of the events the scripted upstream sends (upstream-wire.md §2).
+// Wire shapes of the events the scripted upstream sends (docs/upstreams.md).
 type (
 	wireResponse struct {
 		ID        string     `json:"id"`

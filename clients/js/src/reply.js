@@ -1,5 +1,5 @@
 // reply.js: assembles a reply from content_delta events by the contract's rule
-// (sse-contract.md §3): join the deltas in seq order; on status "retrying" drop every delta
+// (docs/api.md): join the deltas in seq order; on status "retrying" drop every delta
 // with seq <= discard_through_seq, because they belong to the attempt the server refused.
 //
 // It is also right for servers older than that rule, which restart seq at 1 on the new

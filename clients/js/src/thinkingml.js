@@ -1,4 +1,4 @@
-// thinkingml.js: reads a ThinkingML reply (thinkingml.md), also while it is still arriving,
+// thinkingml.js: reads a ThinkingML reply (docs/thinkingml.md), also while it is still arriving,
 // into the parts the page shows: the <thinking> phases with their titles, the <final>
 // Markdown without its serp block, and the serp queries. It checks nothing: the server
 // validates, and its verdict arrives in completed.metadata.validation.
