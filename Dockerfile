@@ -1,10 +1,13 @@
-# Build: docker build -t phaseflow .
+# Build: docker build --build-arg VERSION=1.4.0 -t phaseflow .
+# The image is built without .git, so the version comes from the build argument
+# (phaseflow --version and phaseflow_build_info show it).
 FROM golang:1.26 AS build
+ARG VERSION=unknown
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -o /out/phaseflow ./cmd/phaseflow && mkdir -p /out/data
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=${VERSION}" -o /out/phaseflow ./cmd/phaseflow && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/phaseflow /phaseflow

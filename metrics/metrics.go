@@ -100,6 +100,19 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Registry returns the registry, for tests that read metric values.
+// RegisterBuild exports phaseflow_build_info{version, revision, go_version} 1: which build
+// a replica runs, for dashboards and alerts that compare replicas.
+func (m *Metrics) RegisterBuild(version, revision, goVersion string) error {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "phaseflow_build_info", Help: "The build a replica runs: always 1, with its version, VCS revision and Go version.",
+	}, []string{"version", "revision", "go_version"})
+	if err := m.reg.Register(g); err != nil {
+		return fmt.Errorf("metrics: register the build: %w", err)
+	}
+	g.WithLabelValues(version, revision, goVersion).Set(1)
+	return nil
+}
+
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // RequestObserved counts one HTTP request: route is the matched pattern (e.g.

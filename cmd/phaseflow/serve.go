@@ -264,9 +264,13 @@ func devTokenTTLFor(cfg config.Config) time.Duration {
 // provider, that is, whether this is not a development set-up.
 func tokensConfigured(cfg config.Config) bool { return cfg.JWTSecret.IsSet() || cfg.JWTJWKSURL != "" }
 
-// registerMetrics adds the store's pool statistics and the upstream
-// endpoints' breakers.
+// registerMetrics adds the build, the store's pool statistics and the upstream endpoints'
+// breakers.
 func registerMetrics(m *metrics.Metrics, st *store.Store, up *router.Router) error {
+	b := currentBuild()
+	if err := m.RegisterBuild(b.Version, b.Revision, b.Go); err != nil {
+		return err
+	}
 	err := m.RegisterEndpoints(func() []metrics.EndpointState {
 		var out []metrics.EndpointState
 		for _, e := range up.EndpointStates() {

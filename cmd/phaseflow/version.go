@@ -6,6 +6,15 @@ import (
 	"runtime/debug"
 )
 
+// version is the release the build says it is, set at link time:
+//
+//	go build -ldflags "-X main.version=1.4.0" ./cmd/phaseflow
+//
+// (the Dockerfile passes its VERSION build argument so). It is the one package variable of
+// the binary, because -X can set nothing else; empty means the module version a go build
+// in a git checkout stamps.
+var version string
+
 // runVersion prints the module version and the VCS revision the binary was built from (a
 // go build in a git checkout stamps them), so an operator can tell which build runs.
 func runVersion(_ context.Context, sio stdio, args []string) int {
@@ -22,24 +31,46 @@ func runVersion(_ context.Context, sio stdio, args []string) int {
 	return 0
 }
 
-// versionLine is "phaseflow <module version> <revision>[+dirty] <commit time> <go version>".
-func versionLine() string {
+// buildVersion is what the binary says it is: the version given at link time, else the
+// module version, with the VCS revision (and its commit time) when the build stamped one.
+type buildVersion struct {
+	Version, Revision, Time, Go string
+}
+
+// currentBuild reads the binary's build.
+func currentBuild() buildVersion {
+	b := buildVersion{Version: version, Revision: "unknown"}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "phaseflow (no build information)"
+		return b
 	}
-	rev, at, dirty := "unknown", "", ""
+	b.Go = info.GoVersion
+	if b.Version == "" {
+		b.Version = info.Main.Version
+	}
+	dirty := ""
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			rev = s.Value
+			b.Revision = s.Value
 		case "vcs.time":
-			at = " " + s.Value
+			b.Time = s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
 				dirty = "+dirty"
 			}
 		}
 	}
-	return fmt.Sprintf("phaseflow %s %s%s%s %s", info.Main.Version, rev, dirty, at, info.GoVersion)
+	b.Revision += dirty
+	return b
+}
+
+// versionLine is "phaseflow <version> <revision>[+dirty] [<commit time>] <go version>".
+func versionLine() string {
+	b := currentBuild()
+	line := fmt.Sprintf("phaseflow %s %s", b.Version, b.Revision)
+	if b.Time != "" {
+		line += " " + b.Time
+	}
+	return line + " " + b.Go
 }
