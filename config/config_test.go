@@ -397,7 +397,8 @@ func TestSecretPrintableForms(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forms := map[string]string{
-				"%v":  fmt.Sprintf("%v", tt.secret),
+				"%v": fmt.Sprintf("%v", tt.secret),
+				//lint:ignore S1025 the test checks what each verb of fmt prints
 				"%s":  fmt.Sprintf("%s", tt.secret),
 				"%+v": fmt.Sprintf("%+v", struct{ S Secret }{tt.secret}),
 				"%#v": fmt.Sprintf("%#v", tt.secret),

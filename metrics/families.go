@@ -2,8 +2,8 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// newMetrics defines every family: names, help texts (what to alert on is in the README's
-// Metrics table), labels and buckets.
+// newMetrics defines every family: names, help texts (what to alert on is docs/metrics.md's
+// table), labels and buckets.
 func newMetrics() *Metrics {
 	return &Metrics{
 		op: newOperatorFamilies(),

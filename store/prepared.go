@@ -91,17 +91,6 @@ func (s *Store) getFixed(ctx context.Context, dest any, q string, args ...any) e
 	return (&sqlx.Stmt{Stmt: st, Mapper: s.db.Mapper}).GetContext(ctx, dest, args...)
 }
 
-// getFixedTx is GetContext in tx for q, a fixed text with ? placeholders: prepared when
-// the statement is ready, as a plain query when it is not.
-func (s *Store) getFixedTx(ctx context.Context, tx *sqlx.Tx, dest any, q string, args ...any) error {
-	q = s.rebound(q)
-	st := s.ready(q)
-	if st == nil {
-		return tx.GetContext(ctx, dest, q, args...)
-	}
-	return tx.StmtxContext(ctx, &sqlx.Stmt{Stmt: st, Mapper: s.db.Mapper}).GetContext(ctx, dest, args...)
-}
-
 // execFixed is ExecContext on e (the pool or a transaction) for q, a fixed text with ?
 // placeholders. On the pool it prepares q on first use; in a transaction it uses q prepared
 // when it is ready and runs it plain when it is not.

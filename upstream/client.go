@@ -1,5 +1,6 @@
 // Package upstream is the streaming client for the LLM behind Phaseflow: any server that
-// speaks the OpenAI Responses API with "stream": true (docs/upstreams.md).
+// speaks the OpenAI Responses API or Chat Completions with "stream": true, per endpoint
+// (docs/upstreams.md); the responses*.go files are the first wire's, chat*.go the second's.
 //
 // [Client.Stream] POSTs one request and returns the response as an iter.Seq2 of typed
 // [Event] values: created, text deltas, MCP call start and end, completed. Everything else

@@ -101,7 +101,6 @@ type fakeReader struct {
 	mu      sync.Mutex
 	answers map[string]Reading
 	reads   []string
-	seen    map[string]bool // fingerprints asked last, per source, for duplicates
 	last    string
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phaseflow/phaseflow/orchestration/thinkingml"
 	"github.com/phaseflow/phaseflow/upstream"
 )
 
@@ -115,8 +114,6 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
-
-func oneRequest([]thinkingml.Issue) (*upstream.Request, error) { return &upstream.Request{}, nil }
 
 // TestLimitsEndALongReply: a reply past its byte limit, or a turn past its event limit,
 // ends with ErrReplyTooLarge, what arrived until then kept, and nothing more is read.

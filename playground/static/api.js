@@ -1,4 +1,4 @@
-// api.js: the HTTP API of Phaseflow (README "Routes"), one method per route the page uses,
+// api.js: the HTTP API of Phaseflow (docs/api.md, "Routes"), one method per route the page uses,
 // over the JavaScript client's request (clients/js): every call sends the signed-in user's
 // token, and an error answer becomes a PhaseflowError carrying the server's code and message.
 
@@ -58,7 +58,7 @@ export class Api {
     return this.request('GET', `/strategies/${encodeURIComponent(id)}`);
   }
 
-  // confirmStrategy confirms and asks for the move to stress_test (orchestrator.md §3).
+  // confirmStrategy confirms and asks for the move to stress_test (docs/turn.md).
   confirmStrategy(id) {
     return this.request('POST', `/strategies/${encodeURIComponent(id)}/confirm`, { advance_to_stress_test: true });
   }

@@ -64,7 +64,7 @@ export class TurnView {
     return view;
   }
 
-  // Events of the stream, in the order sse-contract.md §3 gives them.
+  // Events of the stream, in the order docs/api.md gives them.
 
   status(d) {
     const p = this.#parts;

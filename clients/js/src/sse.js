@@ -18,12 +18,12 @@ export async function* parseStream(body) {
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
+      // At the end a held \r is a line end after all.
+      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
       for (;;) {
         const m = /\r\n|\r|\n/.exec(buffer);
         if (!m) break;
-        if (m[0] === '\r' && m.index === buffer.length - 1) break; // a \r\n may be split
+        if (!done && m[0] === '\r' && m.index === buffer.length - 1) break; // a \r\n may be split
         const line = buffer.slice(0, m.index);
         buffer = buffer.slice(m.index + m[0].length);
         if (line === '') {
@@ -44,6 +44,7 @@ export async function* parseStream(body) {
         else if (field === 'id' && !value.includes('\0')) id = value;
         else if (field === 'retry' && /^\d+$/.test(value)) retry = Number(value);
       }
+      if (done) return;
     }
   } finally {
     reader.releaseLock();
