@@ -99,7 +99,6 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// Registry returns the registry, for tests that read metric values.
 // RegisterBuild exports phaseflow_build_info{version, revision, go_version} 1: which build
 // a replica runs, for dashboards and alerts that compare replicas.
 func (m *Metrics) RegisterBuild(version, revision, goVersion string) error {
@@ -113,6 +112,7 @@ func (m *Metrics) RegisterBuild(version, revision, goVersion string) error {
 	return nil
 }
 
+// Registry returns the registry, for tests that read metric values.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // RequestObserved counts one HTTP request: route is the matched pattern (e.g.
