@@ -15,7 +15,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
-	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/jsonskill"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/phases"
@@ -109,7 +108,7 @@ func toHTTP(err error) *HTTPError {
 	var he *HTTPError
 	var ee *echo.HTTPError
 	var running *store.GenerationRunningError
-	var exhausted *budget.ExhaustedError
+	var exhausted *userlimit.ExhaustedError
 	switch {
 	case errors.As(err, &he):
 		return he

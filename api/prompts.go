@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -8,6 +9,14 @@ import (
 
 	"github.com/phaseflow/phaseflow/store"
 )
+
+// promptStore is what the admin routes of prompt versions need.
+type promptStore interface {
+	CreatePrompt(ctx context.Context, p *store.Prompt) error
+	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
+	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
+	DeactivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
+}
 
 // listPrompts serves GET /api/v1/llm/prompts (admin): the stored prompt versions by name,
 // locale and version, a page at a time.

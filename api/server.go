@@ -12,11 +12,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/phaseflow/phaseflow/api/auth"
-	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/metrics"
 	"github.com/phaseflow/phaseflow/orchestration"
 	"github.com/phaseflow/phaseflow/orchestration/stream"
 	"github.com/phaseflow/phaseflow/store"
+	"github.com/phaseflow/phaseflow/userlimit"
 )
 
 // Orchestrator is the chat orchestrator as the API uses it.
@@ -29,33 +29,14 @@ type Orchestrator interface {
 	ConfirmStrategy(ctx context.Context, userID, strategyID string, advance bool) (*orchestration.Confirmation, error)
 }
 
-// Store is what the API reads directly.
+// Store is what the API reads and writes directly (package store), by what its routes
+// need: the conversation's records, the prompt versions, the JSON skills' runs and jobs, the
+// watched agents' questions, and the database's health.
 type Store interface {
-	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
-	ListSessionsPage(ctx context.Context, userID string, after *store.TimeKey, limit int) ([]store.Session, error)
-	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
-	RunningMessage(ctx context.Context, sessionID, userID string) (*store.Message, error)
-	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
-	ListTraces(ctx context.Context, messageID, userID string, anyUser bool) ([]store.Trace, error)
-	ListMessagesPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Message, error)
-	ListTransitionsPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Transition, error)
-	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
-	CreatePrompt(ctx context.Context, p *store.Prompt) error
-	ListPromptsPage(ctx context.Context, after *store.PromptKey, limit int) ([]store.Prompt, error)
-	ActivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
-	DeactivatePrompt(ctx context.Context, id string) (*store.Prompt, error)
-	RecordQuestion(ctx context.Context, q *store.Question) (*store.Question, bool, error)
-	GetQuestion(ctx context.Context, id, userID string) (*store.Question, error)
-	AnswerQuestion(ctx context.Context, id, userID, answer string, keys store.JSON) (*store.Question, error)
-	EndQuestion(ctx context.Context, id, userID, state string) (*store.Question, error)
-	AnsweredQuestions(ctx context.Context, userID string) ([]store.Question, int64, error)
-	GetSkillRun(ctx context.Context, id, userID string) (*store.SkillRun, error)
-	ListSkillRunsPage(ctx context.Context, userID string, f store.RunFilter, after *store.TimeKey, limit int) ([]store.SkillRun, error)
-	CreateSkillJob(ctx context.Context, job *store.SkillJob, inputs []store.JSON) error
-	GetSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
-	SkillJobRuns(ctx context.Context, id string) ([]string, error)
-	SkillJobProgress(ctx context.Context, id string, after int64) ([]store.JobProgress, error)
-	CancelSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
+	chatStore
+	promptStore
+	skillStore
+	questionStore
 	Ping(ctx context.Context) error
 }
 
@@ -121,11 +102,11 @@ type Config struct {
 	DevTokenTTL time.Duration
 }
 
-// Budget is the per-user model-call budget (package budget): Allow refuses new work past
-// it with a *budget.ExhaustedError.
+// Budget is the per-user model-call budget (package userlimit): Allow refuses new work past
+// it with a *userlimit.ExhaustedError.
 type Budget interface {
 	Allow(ctx context.Context, userID string) error
-	Usage(ctx context.Context, userID string) (budget.Usage, error)
+	Usage(ctx context.Context, userID string) (userlimit.Usage, error)
 }
 
 // PromptTexts checks a new prompt version against the embedded text it replaces

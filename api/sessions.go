@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -8,6 +9,20 @@ import (
 
 	"github.com/phaseflow/phaseflow/store"
 )
+
+// chatStore is what the chat routes read: sessions, messages and their traces, the phase
+// moves and strategies.
+type chatStore interface {
+	GetSession(ctx context.Context, id, userID string) (*store.Session, error)
+	ListSessionsPage(ctx context.Context, userID string, after *store.TimeKey, limit int) ([]store.Session, error)
+	GetMessage(ctx context.Context, id, userID string) (*store.Message, error)
+	RunningMessage(ctx context.Context, sessionID, userID string) (*store.Message, error)
+	ListMessages(ctx context.Context, sessionID, userID string) ([]store.Message, error)
+	ListTraces(ctx context.Context, messageID, userID string, anyUser bool) ([]store.Trace, error)
+	ListMessagesPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Message, error)
+	ListTransitionsPage(ctx context.Context, sessionID, userID string, after *store.TimeKey, limit int) ([]store.Transition, error)
+	GetStrategy(ctx context.Context, id, userID string) (*store.Strategy, error)
+}
 
 type createSessionBody struct {
 	Title  string `json:"title"`

@@ -102,15 +102,15 @@ func (js *jobStream) send(ctx context.Context) (ended bool, err error) {
 		return false, nil
 	}
 	for _, p := range progress {
-		if err := js.event(p.Seq, "progress", jobProgress{JobID: js.id, Done: p.Seq, Total: job.Total, Succeeded: p.Succeeded, Failed: p.Failed}); err != nil {
+		if err := js.event(p.Seq, events.JobProgress, jobProgress{JobID: js.id, Done: p.Seq, Total: job.Total, Succeeded: p.Succeeded, Failed: p.Failed}); err != nil {
 			return false, err
 		}
 	}
 	last := job.Ended() && js.after == int64(job.Done)
 	if last {
-		name := "completed"
+		name := events.Completed
 		if job.Status == store.JobCancelled {
-			name = "cancelled"
+			name = events.JobCancelled
 		}
 		err = js.event(int64(job.Done)+1, name, jobProgress{JobID: js.id, Done: int64(job.Done), Total: job.Total, Succeeded: job.Succeeded, Failed: job.Failed})
 		if err != nil {

@@ -12,6 +12,17 @@ import (
 	"github.com/phaseflow/phaseflow/store"
 )
 
+// skillStore is what the JSON skills' routes read: runs and jobs.
+type skillStore interface {
+	GetSkillRun(ctx context.Context, id, userID string) (*store.SkillRun, error)
+	ListSkillRunsPage(ctx context.Context, userID string, f store.RunFilter, after *store.TimeKey, limit int) ([]store.SkillRun, error)
+	CreateSkillJob(ctx context.Context, job *store.SkillJob, inputs []store.JSON) error
+	GetSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
+	SkillJobRuns(ctx context.Context, id string) ([]string, error)
+	SkillJobProgress(ctx context.Context, id string, after int64) ([]store.JobProgress, error)
+	CancelSkillJob(ctx context.Context, id, userID string) (*store.SkillJob, error)
+}
+
 // Skills is the JSON-skill runner as the API uses it (package jsonskill).
 type Skills interface {
 	Catalog() *jsonskill.Catalog

@@ -22,6 +22,15 @@ import (
 // its user's questions and reports what became of each, typed into the pane that asked
 // (delivered) or not, the screen having moved on (stale). The answer page is answers.go.
 
+// questionStore is what the watcher's routes and the answer page need.
+type questionStore interface {
+	RecordQuestion(ctx context.Context, q *store.Question) (*store.Question, bool, error)
+	GetQuestion(ctx context.Context, id, userID string) (*store.Question, error)
+	AnswerQuestion(ctx context.Context, id, userID, answer string, keys store.JSON) (*store.Question, error)
+	EndQuestion(ctx context.Context, id, userID, state string) (*store.Question, error)
+	AnsweredQuestions(ctx context.Context, userID string) ([]store.Question, int64, error)
+}
+
 // answerPoll is how often an answers stream looks for new answers; an answer reaches the
 // watcher within it.
 const answerPoll = 250 * time.Millisecond

@@ -11,8 +11,8 @@ package failure
 import (
 	"errors"
 
-	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/userlimit"
 )
 
 // The codes. Clients match on them, so they never change.
@@ -61,7 +61,7 @@ const maxRefusal = 1000
 // false for an error that is no model call's failure.
 func Of(err error) (code, message string, ok bool) {
 	var ue *upstream.Error
-	var exhausted *budget.ExhaustedError
+	var exhausted *userlimit.ExhaustedError
 	switch {
 	case errors.As(err, &exhausted):
 		return BudgetExhausted, "The day's model-call budget is used; calls resume when the UTC day ends.", true

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/upstream"
+	"github.com/phaseflow/phaseflow/userlimit"
 )
 
 func TestOf(t *testing.T) {
@@ -24,7 +24,7 @@ func TestOf(t *testing.T) {
 		{"slow", &upstream.Error{Kind: upstream.KindTimeout}, UpstreamTimeout, "in time"},
 		{"a refusal keeps the model's words", &upstream.Error{Kind: upstream.KindRefused, Message: "I can't help with that."}, ModelRefused, "I can't help with that."},
 		{"a truncation", &upstream.Error{Kind: upstream.KindTruncated, UpstreamCode: "length"}, OutputTruncated, "output limit"},
-		{"the budget, wrapped", fmt.Errorf("call: %w", &budget.ExhaustedError{Limit: 5, RetryAfter: time.Hour}), BudgetExhausted, "budget"},
+		{"the budget, wrapped", fmt.Errorf("call: %w", &userlimit.ExhaustedError{Limit: 5, RetryAfter: time.Hour}), BudgetExhausted, "budget"},
 		{"a stream with no end", upstream.ErrNoTerminal, ProviderError, "failed to produce"},
 	}
 	for _, tc := range cases {

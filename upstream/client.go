@@ -127,7 +127,7 @@ type Request struct {
 	// ReasonTimeout). ok false, or no Say, keeps the English default. It is called only
 	// when such a text is needed, never on the happy path.
 	Say func(key string, values map[string]string) (text string, ok bool)
-	// Owner is the user the call is made for, for per-user accounting (package budget);
+	// Owner is the user the call is made for, for per-user accounting (package userlimit);
 	// it is never sent.
 	Owner string
 }

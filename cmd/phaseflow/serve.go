@@ -18,7 +18,6 @@ import (
 
 	"github.com/phaseflow/phaseflow/api"
 	"github.com/phaseflow/phaseflow/api/auth"
-	"github.com/phaseflow/phaseflow/budget"
 	"github.com/phaseflow/phaseflow/config"
 	"github.com/phaseflow/phaseflow/genui"
 	"github.com/phaseflow/phaseflow/handlers"
@@ -102,7 +101,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 		return err
 	}
 	// Every model call, a turn's and a JSON skill's, is counted against its user's budget.
-	meter := budget.New(up, st, int64(cfg.UserCallBudget), logger)
+	meter := userlimit.NewMeter(up, st, int64(cfg.UserCallBudget), logger)
 	skillRunner, err := newSkillRunner(cfg, meter, st, logger, m)
 	if err != nil {
 		return err

@@ -22,6 +22,14 @@ const (
 	Heartbeat    = "heartbeat"
 )
 
+// Events of a JSON-skill job's stream (GET /api/v1/skills/jobs/{id}/events): progress as
+// its inputs finish, then Completed, or JobCancelled when it was cancelled; Heartbeat
+// between.
+const (
+	JobProgress  = "progress"
+	JobCancelled = "cancelled"
+)
+
 // Answer names an event of the watchers' answers stream (GET /api/v1/watch/answers): an
 // answer from a phone to type into the pane that asked.
 const Answer = "answer"

@@ -1,9 +1,10 @@
-// Package budget is the per-user model-call budget (PHASEFLOW_USER_CALL_BUDGET): every
-// upstream call made for a user, a turn's attempts and a JSON skill's calls alike, is
-// counted in the database for the user's UTC day, so the budget holds across replicas.
-// Past it, new work is refused (Meter.Allow, answered 429 budget_exhausted by the API)
-// and a call a running turn or skill would still make fails as a rate limit.
-package budget
+package userlimit
+
+// The per-user model-call budget (PHASEFLOW_USER_CALL_BUDGET): every upstream call made for
+// a user, a turn's attempts and a JSON skill's calls alike, is counted in the database for
+// the user's UTC day, so the budget holds across replicas. Past it, new work is refused
+// (Meter.Allow, answered 429 budget_exhausted by the API) and a call a running turn or
+// skill would still make fails as a rate limit.
 
 import (
 	"context"
@@ -16,13 +17,13 @@ import (
 	"github.com/phaseflow/phaseflow/upstream"
 )
 
-// Model is the upstream the meter counts calls to: the router.
-type Model interface {
+// Upstream is the model the meter counts calls to: the router.
+type Upstream interface {
 	Stream(ctx context.Context, req upstream.Request) iter.Seq2[upstream.Event, error]
 }
 
-// Counter keeps the counts (package store).
-type Counter interface {
+// CallCounter keeps the counts (package store).
+type CallCounter interface {
 	CountCall(ctx context.Context, userID, day string, limit int64) (bool, error)
 	AddTokens(ctx context.Context, userID, day string, input, output int64) error
 	UsageOn(ctx context.Context, userID, day string) (store.Usage, error)
@@ -35,21 +36,21 @@ type ExhaustedError struct {
 }
 
 func (e *ExhaustedError) Error() string {
-	return fmt.Sprintf("budget: the day's %d model calls are used", e.Limit)
+	return fmt.Sprintf("userlimit: the day's %d model calls are used", e.Limit)
 }
 
 // Meter counts every call made through it for its request's Owner. With no limit, or for
 // a call without an owner, it passes the call through uncounted.
 type Meter struct {
-	model  Model
-	count  Counter
+	model  Upstream
+	count  CallCounter
 	limit  int64 // calls a user may make a day; 0: no budget, nothing is counted
 	logger *slog.Logger
 	now    func() time.Time
 }
 
-// New returns a meter over model allowing limit calls a user a day (0: no budget).
-func New(model Model, count Counter, limit int64, logger *slog.Logger) *Meter {
+// NewMeter returns a meter over model allowing limit calls a user a day (0: no budget).
+func NewMeter(model Upstream, count CallCounter, limit int64, logger *slog.Logger) *Meter {
 	return &Meter{model: model, count: count, limit: limit, logger: logger, now: time.Now}
 }
 

@@ -1,4 +1,4 @@
-package budget
+package userlimit
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func drain(m *Meter, owner string) error {
 
 func TestMeter(t *testing.T) {
 	model, count := &fakeModel{}, &fakeCounter{usage: map[string]store.Usage{}}
-	m := New(model, count, 2, slog.New(slog.DiscardHandler))
+	m := NewMeter(model, count, 2, slog.New(slog.DiscardHandler))
 	m.now = func() time.Time { return time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC) }
 	ctx := context.Background()
 	for i := range 2 {
@@ -98,7 +98,7 @@ func TestMeter(t *testing.T) {
 
 func TestNoBudgetCountsNothing(t *testing.T) {
 	model, count := &fakeModel{}, &fakeCounter{usage: map[string]store.Usage{}}
-	m := New(model, count, 0, slog.New(slog.DiscardHandler))
+	m := NewMeter(model, count, 0, slog.New(slog.DiscardHandler))
 	for range 5 {
 		if err := drain(m, "ann"); err != nil {
 			t.Fatal(err)
