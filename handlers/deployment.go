@@ -97,18 +97,24 @@ func (deploymentHandler) verdict(in PostInput, a Artifacts) Report {
 	case phases.DeploymentBlocked:
 		code := str(a, phases.KeyBlockerCode)
 		if code == "" {
-			return Report{MissingFields: []string{phases.KeyBlockerCode}, Evidence: ev,
+			return Report{MissingFields: []string{phases.KeyBlockerCode}, Ask: []string{phases.KeyBlockerCode}, Evidence: ev,
 				Reason: "Deployment blocked without a blocker_code."}
 		}
 		return Report{Completed: true, NextPhase: phases.Strategy, Evidence: ev,
 			Reason: "Deployment blocked (" + code + "); back to strategy.", ReasonSkill: skillName(phases.Deployment, "moves", "blocked")}
 	}
 	missing := deploymentMissing(a)
-	return Report{MissingFields: missing, Reason: stillNeeds("Deployment", missing), Evidence: ev}
+	r := Report{MissingFields: missing, Reason: stillNeeds("Deployment", missing), Evidence: ev}
+	if n := len(missing) - 1; n > 0 {
+		r.Ask = missing[:n:n]
+	}
+	return r
 }
 
 // deploymentMissing lists, in the order the stages produce them, what a deployment still
-// lacks before it can complete.
+// lacks before it can complete. The last is always the deployment's final state, which
+// watching the running deployment reports: the user is not asked for it (Report.Ask), so
+// a finished rollout asks nothing more.
 func deploymentMissing(a Artifacts) []string {
 	var missing []string
 	if str(a, phases.KeyDeploymentTarget) == "" {

@@ -68,8 +68,13 @@ type StrategyRecord struct {
 type Report struct {
 	Completed     bool
 	NextPhase     phases.Phase // set when Completed
-	MissingFields []string     // what the phase still needs, for the client and for choice_prompt
-	Reason        string       // why it completed (or what is missing), for the transition row
+	MissingFields []string     // what the phase still needs, for the client
+	// Ask is what of MissingFields the server's choice_prompt asks the user for: what a
+	// user can settle, by a decision or by asking for the work. A field that only time
+	// settles (the final state of a running deployment) is not asked: there is nothing to
+	// answer.
+	Ask    []string
+	Reason string // why it completed (or what is missing), for the transition row
 	// ReasonSkill names the skill that says why the phase moves, in the session's locale,
 	// for the model (the carryover block); its {{placeholders}} are the old block's
 	// fields. Set when Completed.

@@ -150,21 +150,25 @@ func TestPostProcess(t *testing.T) {
 	}{
 		{"strategy: initial", phases.Strategy, Artifacts{"strategy_status": "draft", "backtest_status": "none", "advance_to_stress_test": false}, nil, Report{
 			MissingFields: []string{"strategy_id", "backtest_status", "strategy_status", "advance_to_stress_test"},
+			Ask:           []string{"strategy_id", "backtest_status", "strategy_status", "advance_to_stress_test"},
 			Reason:        "Strategy phase still needs strategy_id, backtest_status, strategy_status, advance_to_stress_test.",
 			Evidence:      map[string]any{"strategy_id": nil, "strategy_status": "draft", "backtest_status": "none", "advance_to_stress_test": false},
 		}},
 		{"strategy: confirmed but not asked to advance", phases.Strategy, Artifacts{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "completed", "advance_to_stress_test": false}, nil, Report{
 			MissingFields: []string{"advance_to_stress_test"},
+			Ask:           []string{"advance_to_stress_test"},
 			Reason:        "Strategy phase still needs advance_to_stress_test.",
 			Evidence:      map[string]any{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "completed", "advance_to_stress_test": false},
 		}},
 		{"strategy: advance asked before confirmation", phases.Strategy, Artifacts{"strategy_id": "s-1", "strategy_status": "validated", "backtest_status": "completed", "advance_to_stress_test": true}, nil, Report{
 			MissingFields: []string{"strategy_status"},
+			Ask:           []string{"strategy_status"},
 			Reason:        "Strategy phase still needs strategy_status.",
 			Evidence:      map[string]any{"strategy_id": "s-1", "strategy_status": "validated", "backtest_status": "completed", "advance_to_stress_test": true},
 		}},
 		{"strategy: backtest failed", phases.Strategy, Artifacts{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "failed", "advance_to_stress_test": true}, []store.ToolCall{{Name: "run_backtest", Status: store.ToolFailure}}, Report{
 			MissingFields: []string{"backtest_status"},
+			Ask:           []string{"backtest_status"},
 			Reason:        "Strategy phase still needs backtest_status.",
 			Evidence:      map[string]any{"strategy_id": "s-1", "strategy_status": "confirmed", "backtest_status": "failed", "advance_to_stress_test": true},
 		}},
@@ -176,11 +180,13 @@ func TestPostProcess(t *testing.T) {
 
 		{"stress: pending with nothing", phases.StressTest, Artifacts{"stress_test_decision": "pending"}, nil, Report{
 			MissingFields: []string{"scenario_set_id", "stress_report_id", "stress_test_decision"},
+			Ask:           []string{"scenario_set_id", "stress_report_id", "stress_test_decision"},
 			Reason:        "Stress test phase still needs scenario_set_id, stress_report_id, stress_test_decision.",
 			Evidence:      map[string]any{"stress_test_decision": "pending", "scenario_set_id": nil, "stress_report_id": nil},
 		}},
 		{"stress: report in, decision pending", phases.StressTest, Artifacts{"scenario_set_id": "set-1", "stress_report_id": "r-1", "stress_test_decision": "pending"}, nil, Report{
 			MissingFields: []string{"stress_test_decision"},
+			Ask:           []string{"stress_test_decision"},
 			Reason:        "Stress test phase still needs stress_test_decision.",
 			Evidence:      map[string]any{"stress_test_decision": "pending", "scenario_set_id": "set-1", "stress_report_id": "r-1"},
 		}},
@@ -197,6 +203,7 @@ func TestPostProcess(t *testing.T) {
 
 		{"deployment: initial", phases.Deployment, Artifacts{"deployment_status": "ready", "risk_guard_status": "pending", "rollout_status": "pending"}, nil, Report{
 			MissingFields: []string{"deployment_target", "risk_guard_status", "deployment_id", "rollout_status", "deployment_status"},
+			Ask:           []string{"deployment_target", "risk_guard_status", "deployment_id", "rollout_status"},
 			Reason:        "Deployment phase still needs deployment_target, risk_guard_status, deployment_id, rollout_status, deployment_status.",
 			Evidence:      map[string]any{"deployment_status": "ready", "deployment_id": nil, "deployment_target": nil, "risk_guard_status": "pending", "rollout_status": "pending", "blocker_code": nil},
 		}},
@@ -217,6 +224,7 @@ func TestPostProcess(t *testing.T) {
 		}},
 		{"deployment: blocked without a code stays", phases.Deployment, Artifacts{"deployment_status": "blocked"}, nil, Report{
 			MissingFields: []string{"blocker_code"},
+			Ask:           []string{"blocker_code"},
 			Reason:        "Deployment blocked without a blocker_code.",
 			Evidence:      map[string]any{"deployment_status": "blocked", "deployment_id": nil, "deployment_target": nil, "risk_guard_status": nil, "rollout_status": nil, "blocker_code": nil},
 		}},

@@ -132,7 +132,7 @@ func (h strategyHandler) verdict(a Artifacts, calls []store.ToolCall) Report {
 	}
 	ev := evidence(a, calls, phases.KeyStrategyID, phases.KeyStrategyStatus, phases.KeyBacktestStatus, phases.KeyAdvanceToStressTest)
 	if len(missing) > 0 {
-		return Report{MissingFields: missing, Reason: stillNeeds("Strategy", missing), Evidence: ev, Checks: checks}
+		return Report{MissingFields: missing, Ask: missing, Reason: stillNeeds("Strategy", missing), Evidence: ev, Checks: checks}
 	}
 	return Report{
 		Completed:   true,

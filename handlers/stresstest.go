@@ -90,7 +90,7 @@ func (h stressTestHandler) verdict(in PostInput, a Artifacts) Report {
 	switch decision := str(a, phases.KeyStressTestDecision); {
 	case decision == phases.DecisionPass && Missed(checks):
 		missing := []string{phases.KeyStressMetrics}
-		return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
+		return Report{MissingFields: missing, Ask: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
 	case decision == phases.DecisionPass:
 		return Report{Completed: true, NextPhase: phases.Deployment, Evidence: ev, Checks: checks,
 			Reason: "Stress test passed; moving to deployment.", ReasonSkill: skillName(phases.StressTest, "moves", "pass")}
@@ -109,5 +109,5 @@ func (h stressTestHandler) verdict(in PostInput, a Artifacts) Report {
 	if Missed(checks) {
 		missing = append(missing, phases.KeyStressMetrics)
 	}
-	return Report{MissingFields: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
+	return Report{MissingFields: missing, Ask: missing, Reason: stillNeeds("Stress test", missing), Evidence: ev, Checks: checks}
 }

@@ -16,8 +16,10 @@ import (
 // locale at desktop width and on a 390 px phone screen (the page's own words in the
 // session's language, nothing wider than the screen), answers a choice_prompt, confirms
 // the strategy from its card, cancels a reply, shows a reply refused twice as failed,
-// survives a cut connection and a retried reply, and expects no console error.
-// Screenshots go to the test's temporary directory (or PHASEFLOW_SCREENSHOT_DIR).
+// survives a cut connection and a retried reply, keeps a streaming reply's end in view
+// until the reader scrolls up, reopens at the latest turn after a reload, shows no raw
+// code, and expects no console error. Screenshots go to the test's temporary directory
+// (or PHASEFLOW_SCREENSHOT_DIR).
 func TestBrowserPlayground(t *testing.T) {
 	p := newPage(t)
 	s := startServer(t, "PHASEFLOW_JWT_SECRET=") // no secret: development mode, dev token on
@@ -30,6 +32,7 @@ func TestBrowserPlayground(t *testing.T) {
 	if user := p.text("#user"); user != "dev" {
 		t.Fatalf("signed in as %q, want dev", user)
 	}
+	watchFollowing(p)
 
 	t.Run("client rules", func(t *testing.T) { checkClientRules(t, p.in(t)) })
 	t.Run("en", func(t *testing.T) {
@@ -97,6 +100,8 @@ type step struct {
 	choose bool   // instead: press the first option of the newest choice_prompt
 	arm    bool   // cut this turn's event stream once
 	cancel bool   // press the turn's Cancel button once text arrives
+	follow bool   // the reply's end stays in view while it streams (send it paced)
+	away   bool   // the reader scrolls up once text arrives, and is left there
 	fails  string // the turn ends with this error code instead of completing
 	cards  []string
 	phase  string // the phase after the step
@@ -111,6 +116,9 @@ type pageWalk struct {
 }
 
 func walkPage(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
+	if eval[bool](p, `document.getElementById("show-sessions").getClientRects().length > 0`) {
+		p.click("#show-sessions") // a phone shows the chat first; the sessions open from it
+	}
 	p.do(chromedp.SetValue(chromedp.ID("new-title"), w.title), chromedp.SetValue(chromedp.ID("new-locale"), w.locale))
 	p.click("#new-session button[type=submit]")
 	p.wait(`#session[data-phase="strategy"]`)
@@ -144,7 +152,9 @@ func walkPage(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
 		t.Errorf("%d transitions listed, want 3 (strategy → stress_test → deployment → completed)", atoi(n))
 	}
 	speaksTheSessionsLanguage(t, p, w.locale, turns)
+	noRawCodes(t, p, "#app")
 	p.shot(w.locale+"-completed", "#session")
+	reopensAtTheLatestTurn(t, p)
 }
 
 // send sends a step's message (or presses a choice) and waits for the turn to complete,
@@ -154,6 +164,9 @@ func send(p *page, proxy *cutProxy, st step, n int) {
 	if st.arm {
 		proxy.armed.Store(true)
 	}
+	if st.follow || st.away {
+		eval[bool](p, `(window.__follow.on = true)`)
+	}
 	if st.choose {
 		p.click(fmt.Sprintf(".exchange:nth-child(%d) .card-choice_prompt button.choice", n-1))
 	} else {
@@ -161,19 +174,26 @@ func send(p *page, proxy *cutProxy, st step, n int) {
 		p.click("#send")
 	}
 	turn := fmt.Sprintf(".exchange:nth-child(%d) .turn", n)
+	if st.follow || st.away {
+		defer keptInView(p, st, turn)
+	}
+	if st.away {
+		p.wait(turn + " .thinking details.phase")
+		eval[bool](p, `(window.scrollBy(0, -400), window.__follow.away = window.scrollY, true)`)
+	}
 	if st.cancel {
 		p.wait(turn + " .thinking details.phase")
 		p.click(turn + " .cancel")
 		p.wait(turn + `[data-state="cancelled"]`)
-		if status := p.text(turn + " .status-line"); !strings.Contains(status, "cancelled") {
-			p.fail("turn %d: status line %q after cancel", n, status)
+		if code := p.attr(turn, "data-error-code"); code != "cancelled" {
+			p.fail("turn %d: error code %q after cancel (status line %q)", n, code, p.text(turn+" .status-line"))
 		}
 		return
 	}
 	if st.fails != "" {
 		p.wait(turn + `[data-state="error"]`)
-		if status := p.text(turn + " .status-line"); !strings.Contains(status, st.fails) {
-			p.fail("turn %d: status line %q, want the error %s", n, status, st.fails)
+		if code := p.attr(turn, "data-error-code"); code != st.fails {
+			p.fail("turn %d: error code %q (status line %q), want %s", n, code, p.text(turn+" .status-line"), st.fails)
 		}
 		return
 	}
@@ -200,11 +220,11 @@ func englishWalk(proxy *cutProxy) pageWalk {
 		{say: "Looks good", cards: []string{"choice_prompt"}, phase: "strategy"},
 		{choose: true, cards: []string{"choice_prompt"}, phase: "strategy", check: expectChoiceSent("Confirm and stress test")},
 		{say: "confirm", phase: "stress_test", shot: "confirmed"},
-		{say: "Set up the stress scenarios", cards: []string{"scenario_table"}, phase: "stress_test"},
+		{say: "Set up the stress scenarios [[pace_ms:15]]", follow: true, cards: []string{"scenario_table"}, phase: "stress_test"},
 		{say: "Run them [[pace_ms:40]]", arm: true, cards: []string{"stress_report"}, phase: "stress_test", check: expectReconnected(proxy), shot: "reconnected"},
 		{say: "A 19% drawdown is acceptable", cards: []string{"stress_report"}, phase: "deployment"},
 		{say: "Prepare the deployment", cards: []string{"deployment_summary"}, phase: "deployment"},
-		{say: "Roll it out", cards: []string{"rollout_status"}, phase: "deployment"},
+		{say: "Roll it out", cards: []string{"rollout_status"}, phase: "deployment", check: asksNothing},
 		{say: "How is it going?", cards: []string{"deployment_summary"}, phase: "completed"},
 	}}
 }
@@ -214,17 +234,25 @@ func chineseWalk() pageWalk {
 		{say: "你好 [[pace_ms:60]]", cancel: true, phase: "strategy"},
 		{say: "你好 [[fault:broken_xml]]", fails: "reply_invalid", phase: "strategy"},
 		{say: "帮我起草一个比特币动量策略", cards: []string{"strategy_card", "strategy_ref"}, phase: "strategy"},
-		{say: "请运行回测", cards: []string{"metric_table", "backtest_charts"}, phase: "strategy", shot: "backtest"},
+		{say: "请运行回测 [[pace_ms:15]]", follow: true, cards: []string{"metric_table", "backtest_charts"}, phase: "strategy", shot: "backtest"},
 		{say: "看起来不错", cards: []string{"choice_prompt"}, phase: "strategy"},
 		{choose: true, cards: []string{"choice_prompt"}, phase: "strategy", check: expectChoiceSent("确认并开始压力测试")},
 		{say: "confirm", phase: "stress_test"},
 		{say: "请设置压力测试情景", cards: []string{"scenario_table"}, phase: "stress_test"},
 		{say: "运行这些情景", cards: []string{"stress_report"}, phase: "stress_test"},
 		{say: "19% 的回撤可以接受", cards: []string{"stress_report"}, phase: "deployment"},
-		{say: "准备部署", cards: []string{"deployment_summary"}, phase: "deployment"},
-		{say: "开始上线", cards: []string{"rollout_status"}, phase: "deployment"},
+		{say: "准备部署 [[pace_ms:15]]", away: true, cards: []string{"deployment_summary"}, phase: "deployment"},
+		{say: "开始上线", cards: []string{"rollout_status"}, phase: "deployment", check: asksNothing},
 		{say: "运行得怎么样？", cards: []string{"deployment_summary"}, phase: "completed"},
 	}}
+}
+
+// asksNothing checks a turn that finished the rollout: nothing is left to choose, so no
+// card asks for the deployment's final state.
+func asksNothing(t *testing.T, p *page, turn string) {
+	if n := p.count(turn + " .card-choice_prompt"); n != 0 {
+		t.Errorf("the finished rollout still asks: %d choice_prompt cards: %q", n, p.text(turn+" .card-choice_prompt"))
+	}
 }
 
 // expectRetried checks a turn whose first reply was refused: the status line went through
@@ -291,9 +319,10 @@ func walkSkills(t *testing.T, p *page) {
 	if v, n := p.attr("#job-progress", "value"), p.count("#job-runs li"); eval[float64](p, `document.getElementById("job-progress").value`) != 2 || n != 2 {
 		t.Errorf("job progress %s, %d runs listed; want 2 of 2", v, n)
 	}
-	if got := p.text("#job-runs"); strings.Count(got, "succeeded") != 2 {
-		t.Errorf("job runs %q", got)
+	if got := p.text("#job-runs"); !strings.Contains(got, `"stance": "bull"`) || !strings.Contains(got, `"stance": "bear"`) || p.count("#job-runs li pre") != 2 {
+		t.Errorf("job runs %q: want each input's output", got)
 	}
+	noRawCodes(t, p, "#skills-view")
 	p.shot("skill-job", "#skills-view")
 	p.click("#view-chat")
 	p.wait("#app")
@@ -307,6 +336,7 @@ func walkPhone(t *testing.T, p *page, proxy *cutProxy, w pageWalk) {
 	w.title += " · 390 px"
 	walkPage(t, p, proxy, w)
 	fitsTheScreen(t, p, 390)
+	chatComesFirst(t, p)
 }
 
 // uncut is w without its cut connection (the proxy cuts one stream in the whole test).
@@ -328,17 +358,24 @@ func uncut(w pageWalk) pageWalk {
 func fitsTheScreen(t *testing.T, p *page, width int) {
 	t.Helper()
 	p.shot("phone", "")
-	if w := eval[int](p, `document.documentElement.scrollWidth`); w > width {
-		wide := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll("body *")]
-			.filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > %d)
-			.slice(-6).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + "." + [...e.classList].join("."))`, width))
-		t.Errorf("the page is %d px wide at a %d px screen: it scrolls sideways (past it: %v)", w, width, wide)
-	}
+	notWiderThan(t, p, width)
 	for _, css := range []string{".topbar", ".session-head", "#turns", "#composer"} {
 		right := eval[float64](p, fmt.Sprintf(`document.querySelector(%q).getBoundingClientRect().right`, css))
 		if right > float64(width)+0.5 {
 			t.Errorf("%s ends at %.0f px, past the %d px screen", css, right, width)
 		}
+	}
+}
+
+// notWiderThan checks that the page does not scroll sideways on a screen width px wide,
+// naming the last elements that stick out when it does.
+func notWiderThan(t *testing.T, p *page, width int) {
+	t.Helper()
+	if w := eval[int](p, `document.documentElement.scrollWidth`); w > width {
+		wide := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll("body *")]
+			.filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > %d)
+			.slice(-6).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + "." + [...e.classList].join("."))`, width))
+		t.Errorf("the page is %d px wide at a %d px screen: it scrolls sideways (past it: %v)", w, width, wide)
 	}
 }
 
@@ -368,5 +405,108 @@ func speaksTheSessionsLanguage(t *testing.T, p *page, locale string, turns int) 
 	})`)
 	if len(missing) > 0 {
 		t.Errorf("the page has no Chinese for %v", missing)
+	}
+}
+
+// chatComesFirst checks a phone's screen with a session open: the chat is what shows, the
+// session list is closed until Sessions opens it above the chat, and opening a session
+// closes it again.
+func chatComesFirst(t *testing.T, p *page) {
+	t.Helper()
+	shown := func(css string) bool {
+		return eval[bool](p, fmt.Sprintf(`document.querySelector(%s).getClientRects().length > 0`, jsString(css)))
+	}
+	if shown(".sidebar") || !shown(".conversation") {
+		t.Errorf("at 390 px with a session open, the session list shows (%v) or the chat does not (%v)", shown(".sidebar"), shown(".conversation"))
+	}
+	p.click("#show-sessions")
+	if !shown(".sidebar") {
+		t.Fatal("Sessions did not open the session list")
+	}
+	p.click("#sessions .session:not(.current)")
+	p.do(chromedp.WaitNotVisible(chromedp.CSS(".sidebar"))) // opening a session closes the list
+}
+
+// watchFollowing measures, each time the open session changes size while a turn streams,
+// whether the turn's end is in view: on screen and above the composer. Its observer is
+// made after the page's own, so it sees the page after the page has scrolled (if it does).
+func watchFollowing(p *page) {
+	eval[bool](p, `(() => {
+		window.__follow = { on: false, samples: 0, misses: [] };
+		new ResizeObserver(() => {
+			const f = window.__follow;
+			const last = [...document.querySelectorAll("#turns .turn")].pop();
+			if (!f.on || !last || last.dataset.state !== "streaming") return;
+			f.samples++;
+			const past = replyEndPast();
+			if (past !== 0) f.misses.push(past);
+		}).observe(document.getElementById("session"));
+		// replyEndPast is how far the latest turn's end is out of view: below the composer
+		// or the screen (positive), above the screen (negative); 0 when in view.
+		window.replyEndPast = () => {
+			const end = [...document.querySelectorAll("#turns .turn")].pop().getBoundingClientRect().bottom;
+			const composer = document.getElementById("composer");
+			const limit = composer.getClientRects().length ? Math.min(innerHeight, composer.getBoundingClientRect().top) : innerHeight;
+			if (end > limit + 1) return Math.round(end - limit);
+			return end < 0 ? Math.round(end) : 0;
+		};
+		return true;
+	})()`)
+}
+
+// keptInView checks a streamed turn that st followed or left (send waits for its end first).
+func keptInView(p *page, st step, turn string) {
+	p.t.Helper()
+	f := eval[struct {
+		Samples int
+		Misses  []int
+		Away    float64
+	}](p, `new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => {
+		const f = window.__follow;
+		ok({ samples: f.samples, misses: f.misses, away: f.away ?? 0, now: window.scrollY, end: replyEndPast() });
+		window.__follow = { on: false, samples: 0, misses: [] };
+	})))`)
+	end := eval[int](p, `replyEndPast()`)
+	scrollY := eval[float64](p, `window.scrollY`)
+	switch {
+	case st.follow && (f.Samples < 5 || len(f.Misses) > 0 || end != 0):
+		p.t.Errorf("%s: the reply's end left the view while it streamed: %d of %d layouts out by %v px; after it, %d px",
+			turn, len(f.Misses), f.Samples, f.Misses, end)
+	case st.away && (scrollY > f.Away+1 || end == 0):
+		p.t.Errorf("%s: a reader who scrolled up to %.0f px was moved to %.0f px (the reply's end out by %d px)", turn, f.Away, scrollY, end)
+	}
+}
+
+// reopensAtTheLatestTurn reloads the page: it opens the same session at its latest turn.
+func reopensAtTheLatestTurn(t *testing.T, p *page) {
+	t.Helper()
+	p.do(chromedp.Reload())
+	p.wait("#turns .turn[data-state=completed]")
+	watchFollowing(p)
+	if past := eval[int](p, `new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(replyEndPast()))))`); past != 0 {
+		t.Errorf("after a reload the latest turn's end is %d px out of view", past)
+	}
+}
+
+// noRawCodes checks that what the page shows under css is in words: no snake_case or
+// SHOUTING_CASE code (choice_prompt, strategy_status, RISK_GUARD_FAILED) on screen in
+// either language. Data shown as data (JSON in a pre, ids in monospace), the text a user
+// typed, and what is folded away do not count.
+func noRawCodes(t *testing.T, p *page, css string) {
+	t.Helper()
+	codes := eval[[]string](p, fmt.Sprintf(`(() => {
+		const out = new Set();
+		const walk = document.createTreeWalker(document.querySelector(%s), NodeFilter.SHOW_TEXT);
+		for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+			const el = n.parentElement;
+			if (el.closest("pre, code, .mono, textarea, .user-msg") || !el.checkVisibility()) continue;
+			for (const m of n.data.matchAll(/\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b/g)) {
+				out.add(m[0] + " (in " + el.tagName.toLowerCase() + [...el.classList].map((c) => "." + c).join("") + ")");
+			}
+		}
+		return [...out];
+	})()`, jsString(css)))
+	if len(codes) > 0 {
+		t.Errorf("raw codes on screen in %s, %s: %v", css, eval[string](p, `document.documentElement.lang`), codes)
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 // TestBrowserReferencePage: the API reference page the binary serves renders the served
 // OpenAPI document in Chromium under the page's Content-Security-Policy: every operation in
-// the table of contents, the event streams' events named, no console error.
+// the table of contents, the event streams' events named, a phone's width fitted, no
+// console error.
 func TestBrowserReferencePage(t *testing.T) {
 	p := newPage(t)
 	s := startServer(t)
@@ -25,6 +26,13 @@ func TestBrowserReferencePage(t *testing.T) {
 		t.Errorf("the event stream's events are not named on the page")
 	}
 	p.shot("reference", "")
+
+	// On a phone the reference fits the screen: nothing scrolls sideways.
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	p.do(chromedp.Reload())
+	p.wait("#schema-StatusEvent")
+	notWiderThan(t, p, 390)
+	p.shot("reference-phone", "")
 	for _, e := range p.consoleErrors(func(chromedp.ConsoleMessage) bool { return false }) {
 		t.Errorf("console: %s", e)
 	}

@@ -12,10 +12,10 @@ import (
 
 // GenUIContext is what the GenUI step needs besides the model's own objects.
 type GenUIContext struct {
-	Allowed       []string         // the phase's allowed GenUI types
-	ToolCalls     []store.ToolCall // this turn's MCP calls
-	MissingFields []string         // what the phase handler still needs
-	Reply         string           // the reply text, to see whether the model asked something
+	Allowed   []string         // the phase's allowed GenUI types
+	ToolCalls []store.ToolCall // this turn's MCP calls
+	Ask       []string         // what the phase handler still needs from the user
+	Reply     string           // the reply text, to see whether the model asked something
 	// Schema checks the cards; nil compiles the GenUI schema for this call (far dearer
 	// than checking a card), so a long-lived caller keeps one genui.Validator and passes it.
 	Schema *genui.Validator
@@ -53,7 +53,7 @@ func FinishGenUI(items []json.RawMessage, c GenUIContext) GenUIResult {
 	if !cards.has("backtest_charts") {
 		cards.addNew(backtestCharts(c.ToolCalls), "backtest_charts")
 	}
-	if len(c.MissingFields) > 0 && !cards.has("choice_prompt") && !asksSomething(c.Reply) {
+	if len(c.Ask) > 0 && !cards.has("choice_prompt") && !asksSomething(c.Reply) {
 		cards.addNew(mustRaw(missingPrompt(c)), "choice_prompt")
 	}
 	var res GenUIResult
@@ -181,14 +181,14 @@ func mustRaw(v any) json.RawMessage {
 // stay in missing_fields and the question.
 const maxChoiceOptions = 8
 
-// missingPrompt is the choice_prompt the server adds for the missing fields: the fields,
+// missingPrompt is the choice_prompt the server adds for what the user can still settle: the fields,
 // and with the phase's words, the question and one option a field, labelled.
 func missingPrompt(c GenUIContext) map[string]any {
-	card := map[string]any{"type": "choice_prompt", "missing_fields": c.MissingFields, "source": "auto"}
+	card := map[string]any{"type": "choice_prompt", "missing_fields": c.Ask, "source": "auto"}
 	if c.Question == nil {
 		return card
 	}
-	m := c.Question(c.MissingFields)
+	m := c.Question(c.Ask)
 	if m.Question == "" {
 		return card
 	}

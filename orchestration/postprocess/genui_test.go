@@ -31,9 +31,9 @@ func TestFinishGenUI(t *testing.T) {
 		{"no strategy_ref from a failed call", nil, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{failed}}, "", 0},
 		{"the model's strategy_ref is not doubled", []json.RawMessage{json.RawMessage(`{"type":"strategy_ref","strategy_id":"s-9"}`)}, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{validated}}, "strategy_ref", 0},
 		{"backtest_charts filled from series", nil, GenUIContext{Allowed: allowed, ToolCalls: []store.ToolCall{backtest}}, "backtest_charts", 0},
-		{"choice_prompt when fields are missing and nothing was asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here it is.</final>"}, "choice_prompt", 0},
-		{"no choice_prompt when the model asked", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>Here is a draft.\n\nWhich asset?\n<!-- <serp_queries>\n[]\n</serp_queries> -->\n</final>"}, "", 0},
-		{"a quoted question is not the model asking", nil, GenUIContext{Allowed: allowed, MissingFields: []string{"strategy_id"}, Reply: "<final>You wrote: \"what now?\"\n\nHere is a draft.</final>"}, "choice_prompt", 0},
+		{"choice_prompt when fields are missing and nothing was asked", nil, GenUIContext{Allowed: allowed, Ask: []string{"strategy_id"}, Reply: "<final>Here it is.</final>"}, "choice_prompt", 0},
+		{"no choice_prompt when the model asked", nil, GenUIContext{Allowed: allowed, Ask: []string{"strategy_id"}, Reply: "<final>Here is a draft.\n\nWhich asset?\n<!-- <serp_queries>\n[]\n</serp_queries> -->\n</final>"}, "", 0},
+		{"a quoted question is not the model asking", nil, GenUIContext{Allowed: allowed, Ask: []string{"strategy_id"}, Reply: "<final>You wrote: \"what now?\"\n\nHere is a draft.</final>"}, "choice_prompt", 0},
 		{"a type the phase does not allow is dropped", []json.RawMessage{json.RawMessage(`{"type":"deployment_summary"}`), card}, GenUIContext{Allowed: allowed}, "strategy_card", 1},
 		{"a card that breaks the schema is dropped", []json.RawMessage{broken, card}, GenUIContext{Allowed: allowed}, "strategy_card", 1},
 		{"filled cards obey the phase too", nil, GenUIContext{Allowed: []string{"stress_report"}, ToolCalls: []store.ToolCall{validated}}, "", 1},
@@ -58,7 +58,7 @@ func TestFinishGenUIAsksForTheMissingFields(t *testing.T) {
 	question := func(missing []string) handlers.Missing {
 		return handlers.Missing{Question: "Still needed:", Fields: missing, Labels: []string{"Where it runs"}}
 	}
-	res := FinishGenUI(nil, GenUIContext{Allowed: []string{"choice_prompt"}, MissingFields: []string{"deployment_target"},
+	res := FinishGenUI(nil, GenUIContext{Allowed: []string{"choice_prompt"}, Ask: []string{"deployment_target"},
 		Reply: "<final>Done.</final>", Question: question})
 	if len(res.Items) != 1 || len(res.Dropped) != 0 {
 		t.Fatalf("items %s dropped %v", res.Items, res.Dropped)

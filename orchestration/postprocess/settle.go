@@ -72,7 +72,7 @@ func Settle(in Input) Settlement {
 	}
 	s.judge(in, calls, accepted)
 	ui := FinishGenUI(x.genui, GenUIContext{
-		Allowed: in.Handler.AllowedGenUI(), ToolCalls: calls, MissingFields: s.Report.MissingFields,
+		Allowed: in.Handler.AllowedGenUI(), ToolCalls: calls, Ask: s.Report.Ask,
 		Reply: res.Text, Schema: in.GenUI, Question: in.question, Cards: s.Report.GenUI,
 	})
 	m.GenUI, m.DroppedGenUI = ui.Items, append(m.DroppedGenUI, ui.Dropped...)

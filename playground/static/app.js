@@ -17,6 +17,7 @@ const skills = new Skills(api, notify);
 let devToken = null;
 
 function boot() {
+  history.scrollRestoration = 'manual'; // a reload opens at the latest turn, not where it was
   $('signin').addEventListener('submit', (e) => {
     e.preventDefault();
     signIn($('token').value.trim());
@@ -40,6 +41,10 @@ function boot() {
       e.preventDefault();
       $('composer').requestSubmit();
     }
+  });
+  $('show-sessions').addEventListener('click', () => {
+    $('app').classList.toggle('sessions-open');
+    window.scrollTo(0, 0);
   });
   $('view-chat').addEventListener('click', () => showView('chat'));
   $('view-skills').addEventListener('click', () => showView('skills'));
@@ -96,6 +101,7 @@ function signOut() {
   $('signin').hidden = false;
   $('whoami').hidden = true;
   $('app').hidden = true;
+  $('app').classList.remove('in-session', 'sessions-open');
   $('session').hidden = true;
   $('empty').hidden = false;
   $('welcome').hidden = false;
@@ -122,8 +128,8 @@ async function openFromHash() {
   if (!id || !tokens.get()) return;
   try {
     await conversation.open(id);
-    $('session').hidden = false;
-    $('empty').hidden = true;
+    $('app').classList.add('in-session');
+    $('app').classList.remove('sessions-open');
     await loadSessions();
     $('message').focus();
   } catch (e) {

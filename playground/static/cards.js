@@ -10,6 +10,7 @@
 
 import { h, pretty } from './dom.js';
 import { lineChart } from './chart.js';
+import { words, say } from './i18n.js';
 
 const renderers = {
   strategy_card: strategyCard,
@@ -49,15 +50,23 @@ const WORDS = {
   },
 };
 
-// wordsFor is the cards' words in the context's locale.
+// wordsFor is the cards' words in the context's locale; pageWords the page's (i18n.js).
 const wordsFor = (ctx) => WORDS[ctx?.locale] ?? WORDS.en;
+const pageWords = (ctx) => words(ctx?.locale);
+
+// named shows a code the card carries (a status, a metric, a tool's value) in the page's
+// words of the context's locale, the code in its title.
+function named(ctx, group, code, attrs = {}) {
+  return h('span', { ...attrs, title: code }, say(pageWords(ctx), group, code));
+}
 
 export function renderCard(card, ctx) {
   const render = renderers[card.type];
+  const w = pageWords(ctx);
   return h('section', { class: `card card-${card.type}`, dataset: { type: card.type } },
     h('header', { class: 'card-head' },
-      h('span', { class: 'card-type' }, card.type),
-      card.source === 'auto' ? h('span', { class: 'chip', title: 'filled in by the server' }, 'auto') : null),
+      h('span', { class: 'card-type', title: card.type }, say(w, 'cardType', card.type)),
+      card.source === 'auto' ? h('span', { class: 'chip', title: 'source: auto' }, w.auto) : null),
     render ? render(card, ctx) : h('pre', {}, pretty(card)));
 }
 
@@ -75,7 +84,7 @@ function strategyCard(card, ctx) {
     } else button.disabled = false;
   });
   return [
-    h('h3', {}, card.name, ' ', card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null),
+    h('h3', {}, card.name, ' ', card.status ? named(ctx, 'value', card.status, { class: `chip status-${card.status}` }) : null),
     card.rules?.length ? h('ul', { class: 'rules' }, card.rules.map((r) => h('li', {}, r))) : null,
     h('details', { class: 'spec' }, h('summary', {}, w.spec), h('pre', {}, pretty(card.spec))),
     h('div', { class: 'actions' }, button, id ? h('span', { class: 'muted mono' }, id) : h('span', { class: 'muted' }, w.noId)),
@@ -90,32 +99,36 @@ function strategyRef(card, ctx) {
   button.addEventListener('click', async () => {
     button.disabled = true;
     const st = await ctx.strategy(card.strategy_id);
-    if (st) out.replaceChildren(...facts({ [f.name]: st.name, [f.status]: st.status, [f.backtest]: st.backtest_status, [f.updated]: st.updated_at }));
+    const v = (code) => say(pageWords(ctx), 'value', code);
+    if (st) out.replaceChildren(...facts({ [f.name]: st.name, [f.status]: v(st.status), [f.backtest]: v(st.backtest_status), [f.updated]: st.updated_at }));
     button.disabled = false;
   });
   return [
     h('p', {}, `${w.strategy} `, h('span', { class: 'mono' }, card.strategy_id), ' ',
-      card.status ? h('span', { class: `chip status-${card.status}` }, card.status) : null, ' ', button),
+      card.status ? named(ctx, 'value', card.status, { class: `chip status-${card.status}` }) : null, ' ', button),
     out,
   ];
 }
 
-function backtestCharts(card) {
+function backtestCharts(card, ctx) {
   const metrics = Object.entries(card.metrics ?? {});
   return [
     lineChart(card.series, card.title),
-    metrics.length ? h('dl', { class: 'facts' }, metrics.map(([k, v]) => [h('dt', {}, k), h('dd', {}, k.includes('drawdown') ? percent(v) : String(v))])) : null,
+    metrics.length ? h('dl', { class: 'facts' }, metrics.map(([k, v]) => [h('dt', { title: k }, say(pageWords(ctx), 'measure', k)), h('dd', {}, k.includes('drawdown') ? percent(v) : String(v))])) : null,
   ];
 }
 
 function choicePrompt(card, ctx) {
-  const words = wordsFor(ctx);
+  const w = wordsFor(ctx);
   // The server's own card (source auto) labels each missing field in words; its button
   // asks to settle that field. A model's card sends the option's label as it is.
   const auto = card.source === 'auto';
   const choices = card.options
-    ? card.options.map((o) => ({ label: o.label, text: auto ? words.settle(o.label) : o.label, id: o.id }))
-    : card.missing_fields.map((f) => ({ label: f, text: words.settle(f), id: f }));
+    ? card.options.map((o) => ({ label: o.label, text: auto ? w.settle(o.label) : o.label, id: o.id }))
+    : card.missing_fields.map((f) => {
+      const label = say(pageWords(ctx), 'field', f);
+      return { label, text: w.settle(label), id: f };
+    });
   const question = auto && card.options && card.question ? card.question.split('\n')[0] : card.question;
   const buttons = choices.map((c) => h('button', { type: 'button', class: 'choice', dataset: { choice: c.id } }, c.label));
   buttons.forEach((b, i) => b.addEventListener('click', async () => {
@@ -124,41 +137,42 @@ function choicePrompt(card, ctx) {
     b.classList.add('chosen');
     if (!(await ctx.send(choices[i].text))) buttons.forEach((x) => { x.disabled = false; });
   }));
-  return [h('p', { class: 'question' }, question ?? words.missing), h('div', { class: 'actions' }, buttons)];
+  return [h('p', { class: 'question' }, question ?? w.missing), h('div', { class: 'actions' }, buttons)];
 }
 
 function stressReport(card, ctx) {
-  const words = wordsFor(ctx);
-  const f = words.facts;
+  const w = wordsFor(ctx);
+  const f = w.facts;
   return [
     h('dl', { class: 'facts' }, facts({
       [f.report]: card.stress_report_id,
       [f.scenarioSet]: card.scenario_set_id,
-      [f.worstScenario]: card.worst_scenario,
+      [f.worstScenario]: say(pageWords(ctx), 'scenario', card.worst_scenario),
       [f.worstDrawdown]: card.worst_drawdown == null ? null : percent(card.worst_drawdown),
     })),
-    card.verdict ? h('p', {}, `${words.verdict} `, h('span', { class: `chip verdict-${card.verdict}` }, card.verdict)) : null,
-    card.rows?.length ? table(null, card.columns ?? words.columns, card.rows) : null,
+    card.verdict ? h('p', {}, `${w.verdict} `, named(ctx, 'value', card.verdict, { class: `chip verdict-${card.verdict}` })) : null,
+    card.rows?.length ? table(null, card.columns ?? w.columns, card.rows) : null,
   ];
 }
 
 function deploymentSummary(card, ctx) {
   const w = wordsFor(ctx);
   const f = w.facts;
-  const limits = Object.entries(card.limits ?? {}).map(([k, v]) => `${k} ${percent(v)}`).join(', ');
+  const page = pageWords(ctx);
+  const limits = Object.entries(card.limits ?? {}).map(([k, v]) => `${say(page, 'measure', k)} ${percent(v)}`).join(', ');
   const status = card.deployment_status;
   return [
-    status ? h('p', {}, `${w.deployment} `, h('span', { class: `chip deploy-${status}` }, status)) : null,
+    status ? h('p', {}, `${w.deployment} `, named(ctx, 'value', status, { class: `chip deploy-${status}` })) : null,
     h('dl', { class: 'facts' }, facts({
-      [f.target]: card.target,
+      [f.target]: say(page, 'value', card.target),
       [f.deployment]: card.deployment_id,
-      [f.riskGuard]: card.risk_guard_status,
+      [f.riskGuard]: say(page, 'value', card.risk_guard_status),
       [f.limits]: limits || null,
       [f.trades]: card.trades,
       [f.pnl]: card.pnl == null ? null : signedPercent(card.pnl),
       [f.breaches]: card.breaches,
-      [f.blocker]: card.blocker_code,
-      [f.breach]: card.breach ? `${card.breach.limit} ${percent(card.breach.value)} > ${percent(card.breach.limit_value)}` : null,
+      [f.blocker]: card.blocker_code ? say(page, 'blocker', card.blocker_code.toLowerCase()) : null,
+      [f.breach]: card.breach ? `${say(page, 'measure', card.breach.limit)} ${percent(card.breach.value)} > ${percent(card.breach.limit_value)}` : null,
     })),
   ];
 }
@@ -166,9 +180,9 @@ function deploymentSummary(card, ctx) {
 function rolloutStatus(card, ctx) {
   return [
     h('p', {}, `${wordsFor(ctx).rolloutOf} `, h('span', { class: 'mono' }, card.deployment_id), ' ',
-      h('span', { class: `chip rollout-${card.rollout_status}` }, card.rollout_status)),
+      named(ctx, 'value', card.rollout_status, { class: `chip rollout-${card.rollout_status}` })),
     card.steps?.length
-      ? h('ol', { class: 'steps' }, card.steps.map((st) => h('li', { class: `step-${st.status}` }, st.name, ' ', h('span', { class: 'chip' }, st.status))))
+      ? h('ol', { class: 'steps' }, card.steps.map((st) => h('li', { class: `step-${st.status}` }, st.name, ' ', named(ctx, 'value', st.status, { class: 'chip' }))))
       : null,
   ];
 }

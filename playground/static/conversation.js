@@ -5,8 +5,9 @@
 import { $ } from './dom.js';
 import { StreamLostError } from './client/index.js';
 import { streams } from './auth.js';
-import { language, words } from './i18n.js';
+import { language, words, say } from './i18n.js';
 import { TurnView } from './turn.js';
+import { Follower } from './follow.js';
 import { renderPhaseBar, renderTransitions } from './phasebar.js';
 
 // How often, and how long, a turn whose stream could not be followed is polled instead.
@@ -26,6 +27,7 @@ export class Conversation {
     this.changed = changed;
     this.session = null;
     this.turns = $('turns');
+    this.follower = new Follower($('session'));
   }
 
   async open(sessionId) {
@@ -34,6 +36,8 @@ export class Conversation {
       this.api.session(sessionId), this.api.messages(sessionId), this.api.transitions(sessionId)]);
     this.session = session;
     language.set(session.locale);
+    $('session').hidden = false;
+    $('empty').hidden = true;
     this.#showSession(transitions);
     const byId = new Map(messages.map((m) => [m.id, m]));
     this.turns.replaceChildren();
@@ -54,7 +58,7 @@ export class Conversation {
       b.disabled = !last?.el.contains(b); // only the newest question can be answered
     }
     if (last && !last.done) this.#resume(last);
-    this.#latest?.el.scrollIntoView({ block: 'end' });
+    this.follower.follow(); // a session opens at its latest turn
     this.#setBusy(Boolean(last && !last.done));
   }
 
@@ -83,7 +87,7 @@ export class Conversation {
     const view = new TurnView(answer.message_id, text, this.#context());
     this.#latest = view;
     this.turns.append(view.el);
-    view.el.scrollIntoView({ block: 'end' });
+    this.follower.follow();
     streams.remember(answer.message_id, answer.stream_token);
     this.#follow(view, answer.stream_token);
     return true;
@@ -187,7 +191,8 @@ export class Conversation {
   #showSession(transitions) {
     const s = this.session;
     $('session-title').textContent = s.title || words().untitled;
-    $('session-locale').textContent = s.locale;
+    $('session-locale').textContent = say(words(), 'locale', s.locale);
+    $('session-locale').title = s.locale;
     $('session').dataset.phase = s.phase;
     renderPhaseBar($('phasebar'), s.phase, transitions);
     renderTransitions($('transition-list'), $('transition-count'), transitions);

@@ -1,7 +1,8 @@
 // i18n.js: the page's own words in English and Chinese. The page speaks the open session's
 // language (its locale, en or zh); with no session open (and in the Skills view) it keeps
-// the last one, English at first. Codes the server sends (error codes, states as data, field names) stay as they are,
-// next to the words, so a reader and a script both find them.
+// the last one, English at first. Codes the server sends (states, card types, error codes,
+// field names) are shown in words (say); the code itself stays on the element, in its
+// title or a data- attribute, so a script still finds it.
 
 const WORDS = {
   en: {
@@ -59,7 +60,6 @@ const WORDS = {
     patchRefused: 'State patch refused',
     dropped: (n) => `Dropped (${n})`,
     problems: 'Problems with the reply',
-    missing: 'Missing: ',
     tokens: (i, o) => `tokens ${i} in / ${o} out`,
     couldNotCreate: (m) => `Could not create the session: ${m}`,
     couldNotOpen: (m) => `Could not open the session: ${m}`,
@@ -77,6 +77,46 @@ const WORDS = {
     notJSON: (m) => `The input is not JSON: ${m}`,
     jobCount: (p) => `${p.done} of ${p.total} done · ${p.succeeded} succeeded · ${p.failed} failed`,
     notRun: (i) => `input ${i}: not run`,
+    input: (i) => `input ${i}`,
+    endpoint: 'endpoint',
+    replyLength: (n) => `length ${n} ✓`,
+    replyLengthOff: (n, m) => `length ${n} ≠ ${m} assembled`,
+    invalidCount: (n) => `${n} problem${n === 1 ? '' : 's'}`,
+    stillNeeded: (n) => `Still needed (${n})`,
+    auto: 'added by the server',
+    modelCalls: (n) => `${n} model call${n === 1 ? '' : 's'}`,
+    decidedBy: (who) => `decided by ${who}`,
+    duplicate: 'a question seen before',
+    // Codes the server sends, in words; the code stays on the element (title, data-*).
+    locale: { en: 'English', zh: '中文' },
+    cardType: {
+      strategy_card: 'Strategy', strategy_ref: 'Saved strategy', backtest_charts: 'Backtest', choice_prompt: 'Your choice',
+      metric_table: 'Figures', scenario_table: 'Stress scenarios', stress_report: 'Stress report',
+      deployment_summary: 'Deployment', rollout_status: 'Rollout',
+    },
+    value: {
+      draft: 'draft', validated: 'validated', confirmed: 'confirmed', none: 'none yet', running: 'running',
+      completed: 'completed', failed: 'failed', pending: 'pending', pass: 'passed', revise: 'to revise',
+      armed: 'armed', ready: 'ready', deployed: 'deployed', blocked: 'blocked', rolling: 'rolling out', done: 'done',
+      paper: 'paper trading', live: 'live account', succeeded: 'succeeded', cancelled: 'cancelled', started: 'started',
+      queued: 'queued', skipped: 'skipped',
+    },
+    stage: {
+      draft: 'drafting', backtest: 'backtest', confirm: 'confirmation', bootstrap: 'choosing scenarios',
+      scenario: 'stress run', feedback: 'decision', prepare: 'preparation', rollout: 'rollout', monitor: 'monitoring',
+    },
+    measure: {
+      sharpe: 'Sharpe ratio', max_drawdown: 'max drawdown', total_return: 'total return', win_rate: 'win rate',
+      worst_loss: 'worst loss', max_position: 'max position', max_daily_loss: 'max daily loss', trades: 'trades',
+    },
+    tool: {
+      validate_strategy: 'check the strategy', run_backtest: 'run a backtest', get_strategy: 'read the strategy',
+      run_stress_scenarios: 'run the stress scenarios', get_stress_report: 'read the stress report',
+      check_risk_guard: 'arm the risk guard', deploy_strategy: 'deploy', get_deployment_status: 'read the deployment',
+    },
+    provider: { openai: 'OpenAI', openrouter: 'OpenRouter', ollama: 'Ollama', vllm: 'vLLM', openai_compatible: 'OpenAI-compatible', scripted: 'scripted' },
+    outputMode: { structured: 'structured output', text_json: 'JSON in the text', rules: 'rules' },
+    decider: { model: 'the model', rules: 'rules' },
   },
   zh: {
     'Phaseflow playground': '演示台',
@@ -133,7 +173,6 @@ const WORDS = {
     patchRefused: '被拒绝的状态补丁',
     dropped: (n) => `已丢弃（${n}）`,
     problems: '回复中的问题',
-    missing: '缺少：',
     tokens: (i, o) => `输入 ${i} / 输出 ${o} 个 token`,
     couldNotCreate: (m) => `无法创建会话：${m}`,
     couldNotOpen: (m) => `无法打开会话：${m}`,
@@ -151,6 +190,45 @@ const WORDS = {
     notJSON: (m) => `输入不是 JSON：${m}`,
     jobCount: (p) => `已完成 ${p.done} / ${p.total} · 成功 ${p.succeeded} · 失败 ${p.failed}`,
     notRun: (i) => `输入 ${i}：未运行`,
+    input: (i) => `输入 ${i}`,
+    endpoint: '端点',
+    replyLength: (n) => `长度 ${n} ✓`,
+    replyLengthOff: (n, m) => `长度 ${n} ≠ 拼接得到的 ${m}`,
+    invalidCount: (n) => `${n} 个问题`,
+    stillNeeded: (n) => `还需要（${n}）`,
+    auto: '服务器补充',
+    modelCalls: (n) => `调用模型 ${n} 次`,
+    decidedBy: (who) => `由${who}判定`,
+    duplicate: '重复的问题',
+    locale: { en: 'English', zh: '中文' },
+    cardType: {
+      strategy_card: '策略', strategy_ref: '已保存的策略', backtest_charts: '回测', choice_prompt: '请你选择',
+      metric_table: '指标', scenario_table: '压力情景', stress_report: '压力测试报告',
+      deployment_summary: '部署', rollout_status: '上线进度',
+    },
+    value: {
+      draft: '草稿', validated: '已验证', confirmed: '已确认', none: '暂无', running: '运行中',
+      completed: '已完成', failed: '失败', pending: '待定', pass: '通过', revise: '需修改',
+      armed: '已启用', ready: '就绪', deployed: '已部署', blocked: '已阻断', rolling: '上线中', done: '完成',
+      paper: '模拟交易', live: '实盘账户', succeeded: '成功', cancelled: '已取消', started: '已开始',
+      queued: '排队中', skipped: '已跳过',
+    },
+    stage: {
+      draft: '起草', backtest: '回测', confirm: '确认', bootstrap: '选择情景',
+      scenario: '压力运行', feedback: '决定', prepare: '准备', rollout: '上线', monitor: '监控',
+    },
+    measure: {
+      sharpe: '夏普比率', max_drawdown: '最大回撤', total_return: '总收益', win_rate: '胜率',
+      worst_loss: '最大亏损', max_position: '最大仓位', max_daily_loss: '单日最大亏损', trades: '交易数',
+    },
+    tool: {
+      validate_strategy: '检查策略', run_backtest: '运行回测', get_strategy: '读取策略',
+      run_stress_scenarios: '运行压力情景', get_stress_report: '读取压力测试报告',
+      check_risk_guard: '启用风控', deploy_strategy: '部署', get_deployment_status: '读取部署状态',
+    },
+    provider: { openai: 'OpenAI', openrouter: 'OpenRouter', ollama: 'Ollama', vllm: 'vLLM', openai_compatible: 'OpenAI 兼容', scripted: '脚本' },
+    outputMode: { structured: '结构化输出', text_json: '文本中的 JSON', rules: '规则' },
+    decider: { model: '模型', rules: '规则' },
   },
 };
 
@@ -166,6 +244,14 @@ export const language = {
 
 export function words(locale = language.current) {
   return WORDS[locale] ?? WORDS.en;
+}
+
+// say names a code the server sends (a status, a card's type, a tool) in the words of w's
+// group; a code the page has no word for (a tool or a metric it does not know) is shown
+// with its underscores as spaces.
+export function say(w, group, code) {
+  if (code == null || code === '') return '';
+  return w[group]?.[code] ?? String(code).replaceAll('_', ' ');
 }
 
 // translatePage sets the text of every element marked data-i18n (its key), and the

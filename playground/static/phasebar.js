@@ -2,7 +2,7 @@
 // and its list of transitions (GET /sessions/{id}/transitions).
 
 import { h } from './dom.js';
-import { words } from './i18n.js';
+import { words, say } from './i18n.js';
 
 export const PHASES = ['strategy', 'stress_test', 'deployment', 'completed'];
 
@@ -19,7 +19,7 @@ export function renderPhaseBar(ol, phase, transitions) {
 export function renderTransitions(ol, countEl, transitions) {
   countEl.textContent = String(transitions.length);
   ol.replaceChildren(...transitions.map((t) => h('li', {},
-    h('span', { class: 'mono' }, `${t.from} → ${t.to}`), ' ',
+    h('span', { title: `${t.from} → ${t.to}` }, `${say(words(), 'phase', t.from)} → ${say(words(), 'phase', t.to)}`), ' ',
     h('span', {}, t.reason), ' ',
     h('time', { class: 'muted', datetime: t.created_at }, new Date(t.created_at).toLocaleTimeString()),
     t.message_id ? null : h('span', { class: 'chip' }, words().manual))));

@@ -1,7 +1,7 @@
 // sessions.js: the signed-in user's sessions (GET /sessions), newest first.
 
 import { h } from './dom.js';
-import { words } from './i18n.js';
+import { words, say } from './i18n.js';
 
 export function renderSessions(ul, sessions, currentId, open) {
   if (!sessions.length) {
@@ -11,7 +11,8 @@ export function renderSessions(ul, sessions, currentId, open) {
   ul.replaceChildren(...sessions.map((s) => {
     const button = h('button', { type: 'button', class: s.id === currentId ? 'session current' : 'session', dataset: { sessionId: s.id } },
       h('span', { class: 'title' }, s.title || words().untitled),
-      h('span', { class: 'sub' }, h('span', { class: 'chip' }, s.locale), ' ', h('span', { class: `chip phase-${s.phase}` }, s.phase)));
+      h('span', { class: 'sub' }, h('span', { class: 'chip', title: s.locale }, say(words(), 'locale', s.locale)), ' ',
+        h('span', { class: `chip phase-${s.phase}`, title: s.phase }, say(words(), 'phase', s.phase))));
     button.addEventListener('click', () => open(s.id));
     return h('li', {}, button);
   }));

@@ -1,10 +1,10 @@
 // skills.js: the Skills view. It lists the server's JSON skills, runs one on a pasted
 // input (a JSON object) and shows the run's status, output and meta; an array of inputs
 // runs as a job, followed through the JavaScript client (EventSource and the job's stream
-// token) as a progress bar.
+// token) as a progress bar, then each input's output.
 
 import { $, h, pretty } from './dom.js';
-import { words } from './i18n.js';
+import { words, say } from './i18n.js';
 
 // examples are inputs to start from, one per skill the server ships.
 const examples = {
@@ -80,13 +80,16 @@ export class Skills {
   showRun(run) {
     $('job-result').hidden = true;
     $('skill-result').hidden = false;
+    const w = words();
     const status = $('skill-status');
-    status.textContent = run.status;
+    status.textContent = say(w, 'value', run.status);
+    status.title = run.status;
     status.className = `chip ${run.status}`;
-    const parts = [`${run.meta.attempts} model call(s)`, `decided by ${run.meta.decided_by}`, run.meta.output_mode_used];
-    if (run.duplicate) parts.push('duplicate question');
-    if (run.error) parts.push(`${run.error.code}: ${run.error.message}`);
-    $('skill-summary').textContent = parts.join(' · ');
+    const parts = [w.modelCalls(run.meta.attempts), w.decidedBy(say(w, 'decider', run.meta.decided_by)), say(w, 'outputMode', run.meta.output_mode_used)];
+    if (run.duplicate) parts.push(w.duplicate);
+    if (run.error) parts.push(run.error.message);
+    $('skill-summary').textContent = parts.filter(Boolean).join(' · ');
+    $('skill-summary').title = run.error?.code ?? '';
     $('skill-output').textContent = pretty(run.output);
     $('skill-meta').textContent = pretty(run.meta);
   }
@@ -120,20 +123,26 @@ export class Skills {
 
   progress(p, status) {
     const el = $('job-status');
-    el.textContent = status;
+    el.textContent = say(words(), 'value', status);
+    el.title = status;
     el.className = `chip ${status}`;
     $('job-progress').max = p.total;
     $('job-progress').value = p.done;
     $('job-count').textContent = words().jobCount(p);
   }
 
-  // listRuns shows each input's run once the job has ended.
+  // listRuns shows each input's run once the job has ended: its status, and its output
+  // (or what went wrong).
   async listRuns(id) {
     const job = await this.api.skillJob(id);
+    const w = words();
     const items = await Promise.all(job.runs.map(async (runId, i) => {
-      if (!runId) return h('li', { class: 'muted' }, words().notRun(i));
+      if (!runId) return h('li', { class: 'muted' }, w.notRun(i));
       const run = await this.api.skillRun(runId);
-      return h('li', {}, `input ${i}: ${run.status}${run.error ? ` (${run.error.code})` : ''}`);
+      return h('li', { dataset: { status: run.status } },
+        h('span', { class: 'run-head' }, `${w.input(i)}: `, h('span', { class: `chip ${run.status}`, title: run.status }, say(w, 'value', run.status))),
+        run.error ? h('p', { class: 'error', title: run.error.code }, run.error.message) : null,
+        run.output != null ? h('pre', {}, pretty(run.output)) : null);
     }));
     $('job-runs').replaceChildren(...items);
   }

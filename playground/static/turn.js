@@ -4,7 +4,7 @@
 // badge, the GenUI cards, the tool-call timeline and the state patch.
 
 import { h, pretty } from './dom.js';
-import { words } from './i18n.js';
+import { words, say } from './i18n.js';
 import { parseReply } from './client/thinkingml.js';
 import { markdown } from './markdown.js';
 import { renderCard } from './cards.js';
@@ -77,17 +77,17 @@ export class TurnView {
         this.setStatus(said);
         break;
       case 'routed':
-        this.setStatus(`${said} · ${d.provider ?? '?'} / ${d.resolved_model ?? '?'} · endpoint ${d.endpoint_id ?? '-'}`);
+        this.setStatus(`${said} · ${say(this.w, 'provider', d.provider) || '?'} / ${d.resolved_model ?? '?'} · ${this.w.endpoint} ${d.endpoint_id ?? '-'}`);
         break;
       case 'tool_call': {
         const name = `${d.tool.server_label}/${d.tool.name}`;
-        this.setStatus(`${said} · ${name} ${d.tool.state}`);
+        this.setStatus(`${said} · ${say(this.w, 'tool', d.tool.name)} · ${say(this.w, 'value', d.tool.state)}`);
         p.tools.hidden = false;
         p.timeline.append(h('li', { class: `tool-${d.tool.state}` }, h('span', { class: 'at' }, this.#since()), ` ${name} `, h('span', { class: 'chip' }, d.tool.state)));
         break;
       }
       case 'retrying':
-        this.setStatus(`${said} · ${this.w.attempt(d.attempt)}: ${d.reason ?? ''}`);
+        this.setStatus(`${said} · ${this.w.attempt(d.attempt)}`, d.reason);
         this.#schedule();
         break;
       case 'phase_changed':
@@ -96,7 +96,8 @@ export class TurnView {
       default:
         this.setStatus(said);
     }
-    p.steps.append(h('li', { class: `step-${d.state}` }, d.state === 'tool_call' ? `${d.tool.name} ${d.tool.state}` : d.state));
+    const step = d.state === 'tool_call' ? `${say(this.w, 'tool', d.tool.name)} · ${say(this.w, 'value', d.tool.state)}` : said;
+    p.steps.append(h('li', { class: `step-${d.state}`, title: d.state === 'tool_call' ? `${d.tool.name} ${d.tool.state}` : d.state }, step));
   }
 
   // follows makes the view show turn's reply, which the client assembles by the retry
@@ -130,8 +131,12 @@ export class TurnView {
     this.#finish(d.code === 'cancelled' ? 'cancelled' : 'error', { tool_calls: d.tool_calls, fallback_reply: d.fallback }, d);
   }
 
-  setStatus(text) {
+  // setStatus shows text on the status line; code (an error's, a retry's reason) is kept in
+  // its title.
+  setStatus(text, code) {
     this.#parts.status.textContent = text;
+    if (code) this.#parts.status.title = code;
+    else this.#parts.status.removeAttribute('title');
   }
 
   // #finish shows the metadata of a finished turn and freezes it.
@@ -140,8 +145,10 @@ export class TurnView {
     this.article.dataset.state = state;
     p.cancel.hidden = true;
     const said = this.w.state[state] ?? state;
-    if (error) this.setStatus(`${said} · ${error.code}: ${error.message}`);
-    else this.setStatus(said);
+    if (error) {
+      this.article.dataset.errorCode = error.code;
+      this.setStatus(`${said} · ${error.message}`, error.code);
+    } else this.setStatus(said);
     const length = [...this.#text()].length;
     // A live turn's check is the client's (it reads a reply that does not match back).
     const ok = completed && (this.#turn ? this.#turn.replyChecked === true : completed.reply_len === length);
@@ -175,7 +182,6 @@ export class TurnView {
 
   #render() {
     const p = this.#parts;
-    const pinned = !this.done && atBottom();
     const r = parseReply(this.#text());
     renderThinking(p.thinking, r, this.w);
     if (r.final != null) p.final.replaceChildren(markdown(r.final));
@@ -183,19 +189,11 @@ export class TurnView {
     p.raw.textContent = r.raw ?? '';
     p.serp.hidden = !r.serpQueries?.length;
     p.serp.replaceChildren(h('span', { class: 'label' }, this.w.serpQueries), ...(r.serpQueries ?? []).map((q) => h('span', { class: 'chip query' }, q)));
-    if (pinned) this.el.scrollIntoView({ block: 'end' });
   }
 
   get done() {
     return this.article.dataset.state !== 'streaming';
   }
-}
-
-// atBottom says whether the page is scrolled to (near) its end: a reply streaming there is
-// followed as it grows; a reader who scrolled up to read is left where they are.
-function atBottom() {
-  const doc = document.documentElement;
-  return window.innerHeight + window.scrollY >= doc.scrollHeight - 80;
 }
 
 // renderThinking updates the folded phases in place, so a phase the user opened stays open
@@ -225,12 +223,15 @@ function badges(meta, reply, completed, w) {
   if (v === undefined) return out;
   if (v === null) out.push(h('span', { class: 'badge' }, w.notValidated));
   else if (v.valid) out.push(h('span', { class: 'badge ok' }, w.valid));
-  else out.push(h('span', { class: 'badge bad' }, w.invalid, [...new Set((v.errors ?? []).map((e) => e.code))].join(', ')));
-  for (const w of v?.warnings ?? []) out.push(h('span', { class: 'badge warn' }, w.code));
+  else {
+    const codes = [...new Set((v.errors ?? []).map((e) => e.code))];
+    out.push(h('span', { class: 'badge bad', title: codes.join(', ') }, w.invalid, w.invalidCount((v.errors ?? []).length)));
+  }
+  for (const x of v?.warnings ?? []) out.push(h('span', { class: 'badge warn', title: x.code }, x.message ?? say(w, 'warning', x.code)));
   if (completed) {
     const { ok } = reply;
     out.push(h('span', { class: `badge ${ok ? 'ok' : 'bad'}`, title: 'completed.reply_len against the assembled text' },
-      ok ? `reply_len ${completed.reply_len} ✓` : `reply_len ${completed.reply_len} ≠ ${reply.length} assembled`));
+      ok ? w.replyLength(completed.reply_len) : w.replyLengthOff(completed.reply_len, reply.length)));
   }
   if ((meta.attempts ?? 1) > 1) out.push(h('span', { class: 'badge warn' }, w.attempts(meta.attempts)));
   if (meta.fallback) out.push(h('span', { class: 'badge warn' }, w.fallbackReply));
@@ -266,16 +267,17 @@ function patchParts(meta, w) {
     out.push(h('details', { class: 'rejected', open: true }, h('summary', {}, w.problems),
       h('ul', {}, meta.problems.map((r) => h('li', {}, r)))));
   }
-  if (meta.missing_fields?.length) {
-    out.push(h('p', { class: 'missing' }, w.missing, meta.missing_fields.map((f) => h('span', { class: 'chip' }, f))));
+  if (meta.missing_fields?.length) { // the fields by name, folded: the cards ask for them in words
+    out.push(h('details', { class: 'missing' }, h('summary', {}, w.stillNeeded(meta.missing_fields.length)),
+      meta.missing_fields.map((f) => h('span', { class: 'chip mono' }, f))));
   }
   return out;
 }
 
 function metaParts(meta, completed, w) {
   const bits = [];
-  if (meta.phase) bits.push(`${w.phase[meta.phase] ?? meta.phase}${meta.stage ? ` / ${meta.stage}` : ''}`);
-  if (completed) bits.push(`${completed.provider ?? '?'} · ${completed.resolved_model ?? '?'}`);
+  if (meta.phase) bits.push(`${w.phase[meta.phase] ?? meta.phase}${meta.stage ? ` / ${say(w, 'stage', meta.stage)}` : ''}`);
+  if (completed) bits.push(`${say(w, 'provider', completed.provider) || '?'} · ${completed.resolved_model ?? '?'}`);
   if (meta.usage) bits.push(w.tokens(meta.usage.input_tokens, meta.usage.output_tokens));
   return bits.map((b) => h('span', {}, b));
 }

@@ -41,7 +41,7 @@ func TestScenarioCardsMatchTheGenUISchema(t *testing.T) {
 					}
 				}
 				res := postprocess.FinishGenUI(cards, postprocess.GenUIContext{
-					Allowed: genui.Types(), ToolCalls: toolRecords(withVars(sc.calls, vars)), MissingFields: []string{"strategy_status"},
+					Allowed: genui.Types(), ToolCalls: toolRecords(withVars(sc.calls, vars)), Ask: []string{"strategy_status"},
 				})
 				if len(res.Dropped) > 0 {
 					t.Errorf("FinishGenUI dropped %q", res.Dropped)
