@@ -294,7 +294,9 @@ func walkPhases(t *testing.T, s *server, locale string) {
 	w.expectOffered(map[string][]string{"deployer": {"check_risk_guard"}}) // nothing deploys before the guard
 	meta, _ = say("Roll it out", "开始上线")
 	w.expectOffered(map[string][]string{"deployer": {"deploy_strategy", "get_deployment_status"}})
-	checkMissingQuestion(t, meta, locale)
+	if ask := genuiOfType(listOf(t, meta, "genui"), "choice_prompt"); ask != nil || !slices.Equal(anyList(meta["missing_fields"]), []any{"deployment_status"}) {
+		t.Fatalf("after the rollout: choice_prompt %v, missing %v; want nothing asked, only the deployment's final state missing", ask, meta["missing_fields"])
+	}
 	say("How is it going? [[scenario:deploy_monitor_blocked]]", "运行得怎么样？ [[scenario:deploy_monitor_blocked]]")
 	w.expectPhase("strategy")
 
@@ -356,13 +358,17 @@ func checkNoEnglishToTheModel(t *testing.T, w *walk) {
 
 // checkMissingQuestion: a deployment turn whose reply asks nothing while fields are missing
 // gets the server's choice_prompt, which says in the session's locale what is missing
-// rather than leaving the fields silent.
+// rather than leaving the fields silent, and asks for all of it but the deployment's final
+// state.
 func checkMissingQuestion(t *testing.T, meta map[string]any, locale string) {
 	t.Helper()
 	card := genuiOfType(listOf(t, meta, "genui"), "choice_prompt")
-	missing := anyList(meta["missing_fields"])
-	if card == nil || card["source"] != "auto" || len(missing) == 0 {
-		t.Fatalf("genui %v, missing %v: want the server's choice_prompt for the missing fields", meta["genui"], missing)
+	if card == nil || card["source"] != "auto" {
+		t.Fatalf("genui %v, missing %v: want the server's choice_prompt for the missing fields", meta["genui"], meta["missing_fields"])
+	}
+	missing := anyList(card["missing_fields"])
+	if want := anyList(meta["missing_fields"]); len(missing) == 0 || len(want) != len(missing)+1 || !slices.Equal(missing, want[:len(missing)]) || want[len(missing)] != "deployment_status" {
+		t.Fatalf("choice_prompt asks for %v of the missing %v: want all but the final deployment_status", missing, want)
 	}
 	want := map[string]string{"en": "Before the deployment can go on", "zh": "部署还不能继续"}[locale]
 	q, _ := card["question"].(string)

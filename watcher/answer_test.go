@@ -127,7 +127,8 @@ func TestTheWatcherTypesAnswersIntoThePaneThatAsked(t *testing.T) {
 	}
 	recorded := func() int { qs.mu.Lock(); defer qs.mu.Unlock(); return len(qs.recorded) }
 	reports := func() string { qs.mu.Lock(); defer qs.mu.Unlock(); return strings.Join(qs.reports, ",") }
-	waitFor(func() bool { return recorded() == 1 })
+	// The question is recorded, then its notice printed.
+	waitFor(func() bool { return recorded() == 1 && strings.Contains(out.String(), "answer_url") })
 	qs.mu.Lock()
 	first := qs.recorded[0]
 	qs.mu.Unlock()
