@@ -1340,7 +1340,7 @@ export interface components {
                 number
             ][];
         };
-        /** @description A question with buttons. Either the model's own (question and options; a button sends its label as the user's next message) or the server's (missing_fields, source auto, with the question and one option a missing field, labelled in the session's language, id the field), sent when the phase still misses fields and the reply asked nothing. */
+        /** @description A question with buttons. Either the model's own (question and options; a button sends its label as the user's next message) or the server's (missing_fields, source auto, with the question and one option a missing field, labelled in the session's language, id the field), sent when the phase still misses fields a user can settle and the reply asked nothing (a deployment's final state, which the running deployment reports, is never asked). */
         GenUIChoicePrompt: {
             /** @description Artifact fields the phase still needs. */
             missing_fields?: string[];
