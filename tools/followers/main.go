@@ -32,6 +32,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/phaseflow/phaseflow/tools/internal/bench"
 )
 
 func main() {
@@ -69,44 +71,11 @@ func run(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := bench(o); err != nil {
+	if err := measure(o); err != nil {
 		fmt.Fprintln(os.Stderr, "followers:", err)
 		return 1
 	}
 	return 0
-}
-
-// proc is the server's process, for its /proc figures.
-type proc struct{ pid int }
-
-// rssKB is the process's resident memory.
-func (p proc) rssKB() int64 { return kbField(fmt.Sprintf("/proc/%d/status", p.pid), "VmRSS:") }
-
-// kbField reads a "Key: N kB" line of a /proc file; 0 when it cannot.
-func kbField(path, key string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-			return kb
-		}
-	}
-	return 0
-}
-
-// cpu is the process's user and system time.
-func (p proc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // clock ticks (USER_HZ, 100 on Linux)
 }
 
 // figures are what a run measured.
@@ -120,7 +89,9 @@ type figures struct {
 	healthIdle, health time.Duration
 }
 
-func bench(o opts) error {
+// measure starts the server, takes its figures idle and then with the followers held, and
+// reports them.
+func measure(o opts) error {
 	work, err := os.MkdirTemp("", "followers-")
 	if err != nil {
 		return err
@@ -156,10 +127,10 @@ func bench(o opts) error {
 // measureIdle takes the server's figures before any follower opens.
 func measureIdle(t target, f *figures) error {
 	time.Sleep(2 * time.Second)
-	f.idleKB, f.slabIdle = t.p.rssKB(), slabKB()
-	cpu0, t0 := t.p.cpu(), time.Now()
+	f.idleKB, f.slabIdle = bench.RSSKB(t.pid), bench.SlabKB()
+	cpu0, t0 := bench.CPU(t.pid), time.Now()
 	time.Sleep(5 * time.Second)
-	f.idleRate = (t.p.cpu() - cpu0).Seconds() / time.Since(t0).Seconds() // its own work: sweeps, timers
+	f.idleRate = (bench.CPU(t.pid) - cpu0).Seconds() / time.Since(t0).Seconds() // its own work: sweeps, timers
 	f.healthIdle = healthLatency(t.base, 20)
 	if t.phaseflow {
 		d, err := firstDelta(context.Background(), t.base, t.tok)
@@ -228,11 +199,11 @@ func countOpen(out io.Reader, open *atomic.Int64, done func()) {
 // new turn and /healthz while they are still held.
 func measureHeld(o opts, t target, f *figures) error {
 	time.Sleep(3 * time.Second)
-	f.heldKB, f.slabHeld = medianRSS(t.p), slabKB()
-	cpu0, t0 := t.p.cpu(), time.Now()
+	f.heldKB, f.slabHeld = medianRSS(t.pid), bench.SlabKB()
+	cpu0, t0 := bench.CPU(t.pid), time.Now()
 	time.Sleep(time.Duration(o.beats) * o.heartbeat)
 	f.heldFor = time.Since(t0)
-	f.heldCPU = t.p.cpu() - cpu0 - time.Duration(f.idleRate*float64(f.heldFor))
+	f.heldCPU = bench.CPU(t.pid) - cpu0 - time.Duration(f.idleRate*float64(f.heldFor))
 	f.health = healthLatency(t.base, 20)
 	if t.phaseflow {
 		d, err := firstDelta(context.Background(), t.base, t.tok)
@@ -270,12 +241,9 @@ func report(o opts, f figures) {
 		target, perFollower*target/1024, kernel*target/1024, 100*float64(perBeat)*target/o.heartbeat.Seconds()/1e9, target+256)
 }
 
-// slabKB is the kernel's slab memory (sockets, their files and inodes among it).
-func slabKB() int64 { return kbField("/proc/meminfo", "Slab:") }
-
 // target is the server under measure.
 type target struct {
-	p         proc
+	pid       int // the server's process, for its /proc figures
 	base, tok string
 	msgs      []string // the stalled generations to follow
 	stop      func()
@@ -287,11 +255,9 @@ type target struct {
 func startPhaseflow(o opts, work string) (target, error) {
 	ctx := context.Background()
 	if o.bin == "" {
-		o.bin = filepath.Join(work, "phaseflow")
-		build := exec.Command("go", "build", "-o", o.bin, "./cmd/phaseflow")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return target{}, fmt.Errorf("build phaseflow (run from the checkout's root): %w", err)
+		var err error
+		if o.bin, err = bench.Build(work); err != nil {
+			return target{}, err
 		}
 	}
 	secret := "followers-bench-secret-0123456789abcdef01234567"
@@ -310,12 +276,12 @@ func startPhaseflow(o opts, work string) (target, error) {
 		logFile.Close()
 		return target{}, err
 	}
-	t := target{p: proc{pid: srv.Process.Pid}, base: "http://" + o.addr, phaseflow: true}
+	t := target{pid: srv.Process.Pid, base: "http://" + o.addr, phaseflow: true}
 	t.stop = func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait(); logFile.Close() }
 	if err := waitHealthy(t.base); err != nil {
 		return t, err
 	}
-	if t.tok, err = token(o.bin, env); err != nil {
+	if t.tok, err = bench.Token(o.bin, env); err != nil {
 		return t, err
 	}
 	for range o.messages {
@@ -336,16 +302,16 @@ func startFloor(o opts, _ string) (target, error) {
 	if err := srv.Start(); err != nil {
 		return target{}, err
 	}
-	t := target{p: proc{pid: srv.Process.Pid}, base: "http://" + o.addr, tok: "-", msgs: []string{"floor"}}
+	t := target{pid: srv.Process.Pid, base: "http://" + o.addr, tok: "-", msgs: []string{"floor"}}
 	t.stop = func() { _ = srv.Process.Kill(); _ = srv.Wait() }
 	return t, waitHealthy(t.base)
 }
 
-// medianRSS is the median of a few samples of p's resident memory.
-func medianRSS(p proc) int64 {
+// medianRSS is the median of a few samples of a process's resident memory.
+func medianRSS(pid int) int64 {
 	var s []int64
 	for range 7 {
-		s = append(s, p.rssKB())
+		s = append(s, bench.RSSKB(pid))
 		time.Sleep(300 * time.Millisecond)
 	}
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -362,17 +328,6 @@ func waitHealthy(base string) error {
 		}
 	}
 	return fmt.Errorf("the server did not answer /healthz within 30s")
-}
-
-// token signs a user token with the server's secret (phaseflow token).
-func token(bin string, env []string) (string, error) {
-	cmd := exec.Command(bin, "token", "--sub", "bench", "--ttl", "2h")
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("phaseflow token: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // startMessage creates a session and posts text in it; the message's id.

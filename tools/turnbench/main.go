@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -37,6 +36,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/phaseflow/phaseflow/tools/internal/bench"
 )
 
 func main() {
@@ -76,9 +77,8 @@ func run(o opts) error {
 	}
 	defer os.RemoveAll(o.work)
 	if o.bin == "" {
-		o.bin = filepath.Join(o.work, "phaseflow")
-		if out, err := exec.Command("go", "build", "-o", o.bin, "./cmd/phaseflow").CombinedOutput(); err != nil {
-			return fmt.Errorf("build phaseflow (run from the checkout's root): %w\n%s", err, out)
+		if o.bin, err = bench.Build(o.work); err != nil {
+			return err
 		}
 	}
 	stop, err := o.start()
@@ -154,14 +154,8 @@ func (o *opts) start() (stop func(), err error) {
 		addr = "http://" + addr
 	}
 	o.base, o.pid = addr, serve.Process.Pid
-	tok := exec.Command(o.bin, "token", "--sub", "bench", "--ttl", "2h")
-	tok.Env = env
-	out, err := tok.Output()
-	if err != nil {
-		return stop, fmt.Errorf("phaseflow token: %w", err)
-	}
-	o.token = strings.TrimSpace(string(out))
-	return stop, nil
+	o.token, err = bench.Token(o.bin, env)
+	return stop, err
 }
 
 // startLine starts cmd and waits for a line of its output (stdout or stderr) starting with
@@ -301,7 +295,7 @@ func (o *opts) firstDeltas() (map[string]time.Duration, error) {
 func (o *opts) throughput(turn func() (time.Duration, error), measureCPU bool) (float64, time.Duration, error) {
 	var done atomic.Int64
 	var failed atomic.Value
-	cpu0 := cpuOf(o.pid)
+	cpu0 := bench.CPU(o.pid)
 	start := time.Now()
 	deadline := start.Add(o.duration)
 	var wg sync.WaitGroup
@@ -324,7 +318,7 @@ func (o *opts) throughput(turn func() (time.Duration, error), measureCPU bool) (
 	n := done.Load()
 	var perTurn time.Duration
 	if measureCPU && n > 0 {
-		perTurn = (cpuOf(o.pid) - cpu0) / time.Duration(n)
+		perTurn = (bench.CPU(o.pid) - cpu0) / time.Duration(n)
 	}
 	return float64(n) / took.Seconds(), perTurn, nil
 }
@@ -333,7 +327,7 @@ func (o *opts) throughput(turn func() (time.Duration, error), measureCPU bool) (
 // post, and divides the growth of Phaseflow's resident memory by their number.
 func (o *opts) memoryPerGeneration() (float64, error) {
 	time.Sleep(time.Second)
-	before := rssKB(o.pid)
+	before := bench.RSSKB(o.pid)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var opened sync.WaitGroup
@@ -363,7 +357,7 @@ func (o *opts) memoryPerGeneration() (float64, error) {
 		return 0, err
 	default:
 	}
-	return float64(rssKB(o.pid)-before) / float64(o.generations), nil
+	return float64(bench.RSSKB(o.pid)-before) / float64(o.generations), nil
 }
 
 // report prints the figures as a Markdown table.
@@ -384,31 +378,4 @@ func (o *opts) report(ttfd map[string]time.Duration, pfRate, proxyRate float64, 
 	fmt.Printf("| turns a second at c=%d | – | %.1f | %.1f | %.2f |\n", o.concurrency, proxyRate, pfRate, pfRate/proxyRate)
 	fmt.Printf("| Phaseflow's CPU per turn | | | %v | |\n", cpu.Round(time.Microsecond))
 	fmt.Printf("| memory per open generation (%d) | | | %.1f KiB | |\n", o.generations, perGen)
-}
-
-// rssKB is a process's resident memory.
-func rssKB(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-			return kb
-		}
-	}
-	return 0
-}
-
-// cpuOf is a process's user and system time.
-func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // clock ticks (USER_HZ, 100 on Linux)
 }
