@@ -189,11 +189,6 @@ func (t *ConnTracker) unidle(tc *trackedConn) {
 	tc.inIdle, tc.inOwn = nil, nil
 }
 
-// NetConn is the connection the tracker wraps, for writers that need it bare (a vectored
-// write reaches the system only on the bare connection); it must not be closed but through
-// the tracked one.
-func (tc *trackedConn) NetConn() net.Conn { return tc.Conn }
-
 // Close releases the connection's place, once.
 func (tc *trackedConn) Close() error {
 	tc.once.Do(tc.t.release(tc))

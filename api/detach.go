@@ -100,17 +100,8 @@ const (
 	responseEnd = chunkEnd + "0" + chunkEnd + chunkEnd
 )
 
-// newConnSink returns the sink of a detached stream on conn. It writes on the connection
-// under conn's wrappers (the connection tracker's, see NetConn), the one that makes the
-// system calls.
+// newConnSink returns the sink of a detached stream on conn.
 func newConnSink(conn net.Conn, chunked bool, bufs *frameBuffers) *connSink {
-	for {
-		inner, ok := conn.(interface{ NetConn() net.Conn })
-		if !ok {
-			break
-		}
-		conn = inner.NetConn()
-	}
 	return &connSink{conn: conn, bufs: bufs, chunked: chunked}
 }
 

@@ -12,9 +12,9 @@ import (
 //
 // A timer and a context registration of each stream's own cost more than half of what an
 // idle follower holds; the wheel costs a stream a map entry, and its one timer runs only
-// while it has streams. The slots are fine enough that the streams due at once are few
-// (a hundredth of those held at most): each due stream sends on a goroutine of its own, and
-// a burst of them would be a burst of stacks.
+// while it has streams. The slots are fine enough that the streams due at once are a small
+// share of those held: each due stream sends on a goroutine of its own, and a burst of them
+// would be a burst of stacks.
 type beatWheel struct {
 	mu    sync.Mutex
 	slots []map[*eventStream]struct{}
